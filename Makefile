@@ -1,0 +1,51 @@
+# The two commands of the README, and their helpers.
+#   make run    quick suite of every family on this machine, then the HTML report
+#   make test   every test: C unit, MPI integration under Open MPI and MPICH, Python
+# Both install what is missing first (Debian packages, the Python virtual environment .venv).
+
+SHELL := /bin/bash
+FLAVOURS ?= openmpi mpich
+JOBS ?= $(shell nproc)
+VENV := .venv
+CMAKE_FLAGS ?=
+
+# Debian installs both MPI libraries side by side under these names.
+compiler_openmpi := mpicc.openmpi
+launcher_openmpi := /usr/bin/mpirun.openmpi
+compiler_mpich := mpicc.mpich
+launcher_mpich := /usr/bin/mpiexec.mpich
+
+.PHONY: run test deps build bench clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+
+run: deps build
+	$(VENV)/bin/mpilens suite --preset quick
+
+test: deps build $(addprefix test-,$(FLAVOURS)) test-python
+
+deps: $(VENV)/.installed
+	@tools/install-deps.sh
+
+$(VENV)/.installed: pyproject.toml VERSION
+	@tools/install-deps.sh
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $@
+
+build: $(addprefix build-,$(FLAVOURS))
+
+build-%:
+	cmake -S . -B build/$* -DMPI_C_COMPILER=$(compiler_$*) -DMPIEXEC_EXECUTABLE=$(launcher_$*) $(CMAKE_FLAGS) >/dev/null
+	cmake --build build/$* -j $(JOBS)
+
+test-%: build-%
+	ctest --test-dir build/$* --output-on-failure -j 1
+
+test-python: deps
+	MPILENS_REQUIRE_BUILD="$(FLAVOURS)" $(VENV)/bin/pytest -q tests/python
+
+bench: build
+	@for f in $(FLAVOURS); do echo "== bench/core_overhead ($$f build)"; build/$$f/bench/core_overhead; done
+
+clean:
+	rm -rf build

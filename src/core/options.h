@@ -1,0 +1,67 @@
+/* Command-line options of the benchmark programs, declared as a table.
+ *
+ * Each option is one row (name, kind, default, documentation, destination). Defaults go through
+ * the same parser as user values, the usage text is generated from the table, and the values used
+ * are recorded in the results' metadata. A bad value gives one line naming the option, the value
+ * and what is allowed; the program then exits with status 2. */
+#ifndef MPILENS_CORE_OPTIONS_H
+#define MPILENS_CORE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json.h"
+
+typedef enum {
+    ML_OPT_FLAG,       /* int*: 1 when given */
+    ML_OPT_INT,        /* long*, within [min, max] */
+    ML_OPT_SIZE,       /* uint64_t* bytes */
+    ML_OPT_TIME,       /* int64_t* ns */
+    ML_OPT_SIZE_RANGE, /* ml_size_range_t* */
+    ML_OPT_TIME_RANGE, /* ml_time_range_t* */
+    ML_OPT_CHOICE,     /* const char**: one of `choices` */
+    ML_OPT_LIST,       /* ml_list_t*: comma-separated subset of `choices` ("all" = every choice) */
+    ML_OPT_STRING,     /* const char** */
+    ML_OPT_REPS,       /* ml_reps_t*: a positive count or "auto" */
+} ml_opt_kind_t;
+
+typedef struct { uint64_t lo, hi; } ml_size_range_t;
+typedef struct { int64_t lo, hi; } ml_time_range_t;
+typedef struct { size_t count; int is_auto; } ml_reps_t;
+
+#define ML_LIST_MAX 32
+typedef struct {
+    size_t n;
+    char items[ML_LIST_MAX][32];
+} ml_list_t;
+
+typedef struct {
+    const char *name;    /* long name, without the leading "--" */
+    ml_opt_kind_t kind;
+    const char *metavar; /* placeholder in the usage text; NULL for flags */
+    const char *defval;  /* default, in user syntax; NULL for none */
+    const char *choices; /* CHOICE and LIST: comma-separated allowed values */
+    const char *doc;     /* one line */
+    void *dest;
+    long min, max;       /* INT only */
+    const char *value;   /* set by the parser: the text in effect (given or default) */
+} ml_option_t;
+
+/* Tables end with a row whose name is NULL. */
+#define ML_OPTIONS_END {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL}
+
+enum { ML_OPTIONS_OK = 0, ML_OPTIONS_HELP = 1, ML_OPTIONS_VERSION = 2, ML_OPTIONS_ERROR = -1 };
+
+/* Applies defaults, then argv[1..argc-1]. Accepts "--name value" and "--name=value", plus --help
+ * and --version. On error writes one line (without the program name) into err. */
+int ml_options_parse(ml_option_t *table, int argc, char **argv, char *err, size_t errlen);
+
+void ml_options_usage(FILE *out, const char *program, const char *summary, const ml_option_t *table);
+
+/* Writes {"name": value-text, ...} (flags as booleans) under `key` into j. */
+void ml_options_json(const ml_option_t *table, ml_json_t *j, const char *key);
+
+int ml_list_contains(const ml_list_t *list, const char *item);
+
+#endif

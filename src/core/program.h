@@ -1,0 +1,91 @@
+/* What every mpilens benchmark program does around its measurements: MPI initialisation at the
+ * thread level it needs, the option table (its own rows plus the common ones), the metadata, the
+ * results file and --resume, progress, and the error convention (one line, exit status 2).
+ *
+ * Typical use:
+ *     ml_program_t p;
+ *     ml_program_init(&p, &spec, my_options, argc, argv);
+ *     ml_program_begin(&p, points_total);
+ *     for each point: if (!ml_program_skip(&p, key)) { measure; ml_program_point(&p, &record); }
+ *                     ml_program_progress(&p, key);
+ *     return ml_program_finish(&p);
+ */
+#ifndef MPILENS_CORE_PROGRAM_H
+#define MPILENS_CORE_PROGRAM_H
+
+#include <mpi.h>
+
+#include "clock.h"
+#include "json.h"
+#include "options.h"
+#include "progress.h"
+#include "results.h"
+#include "stats.h"
+
+typedef struct {
+    const char *family;       /* "sanity" */
+    const char *program;      /* "mpilens-sanity" */
+    const char *summary;      /* a paragraph for --help */
+    int thread_level;         /* required MPI thread level */
+    const char *default_reps; /* default of --reps: "auto" or a count */
+    const char *default_output;
+} ml_program_spec_t;
+
+typedef struct {
+    const ml_program_spec_t *spec;
+    int rank, size, thread_level;
+    MPI_Comm sync;            /* private duplicate of MPI_COMM_WORLD for mpilens' own messages */
+    ml_clock_info_t clock;
+    int argc;
+    char **argv;
+
+    /* common options */
+    const char *output;
+    int resume;
+    ml_reps_t reps;
+    const char *progress_mode;
+    ml_stop_rule_t stop_rule; /* from --reps */
+
+    ml_option_t *options;     /* the program's rows followed by the common ones */
+    ml_results_t *results;    /* rank 0 only */
+    ml_keyset_t done;         /* points already in the file, known on every rank */
+    ml_progress_t progress;
+} ml_program_t;
+
+/* Initialises MPI and parses the options. On --help/--version prints (rank 0) and exits 0; on a
+ * bad option prints one line (rank 0) and exits 2, after MPI_Finalize on every rank. Measures the
+ * clock. own_options ends with ML_OPTIONS_END. */
+void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_option_t *own_options, int argc,
+                     char **argv);
+
+/* Ends the program on every rank with one line (printed by rank 0) and exit status 2. Collective:
+ * for errors every rank detects, such as an option combination that cannot run. */
+void ml_program_exit_usage(ml_program_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* Collective. Writes the meta record and opens (or resumes) the results file; exits 2 on every
+ * rank if that fails. points_total: how many points the run plans. */
+void ml_program_begin(ml_program_t *p, long points_total);
+
+/* Whether the point is already in a resumed file (same answer on every rank). */
+int ml_program_skip(const ml_program_t *p, const char *key);
+
+/* Rank 0 appends the record; other ranks ignore it. A write failure aborts the job: the points
+ * written before it stay in the file. */
+void ml_program_point(ml_program_t *p, const ml_json_t *record);
+void ml_program_note(ml_program_t *p, const char *level, const char *text, const char *key);
+
+/* Collective. Every rank passes its record (or an empty ml_json_t when it has none); rank 0
+ * writes them in rank order. For benchmarks where several ranks measure at once (pairs). */
+void ml_program_gather_points(ml_program_t *p, const ml_json_t *mine);
+
+/* Called by every rank after each point, measured or skipped. */
+void ml_program_progress(ml_program_t *p, const char *what);
+
+/* Rank 0 broadcasts whether to go on; every rank gets the decision. For loops whose repetitions
+ * involve every rank, decided by rank 0's stopping rule. */
+int ml_program_agree(ml_program_t *p, int go_on);
+
+/* Collective. Closes the results, finalizes MPI. Returns the exit status for main. */
+int ml_program_finish(ml_program_t *p);
+
+#endif

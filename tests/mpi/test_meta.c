@@ -1,0 +1,94 @@
+/* The meta record holds the run's context: checked field by field against what this test knows
+ * (rank count, the flavour it was built with, variables it set itself). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "meta.h"
+#include "mpitest.h"
+
+/* Number of elements of the JSON array at path (our own output: strings without brackets). */
+static int array_length(const char *json, const char *path)
+{
+    const char *v;
+    size_t len;
+    if (ml_json_find(json, path, &v, &len) != 0 || *v != '[')
+        return -1;
+    int n = 0, in_string = 0;
+    for (size_t i = 1; i + 1 < len; i++) {
+        if (v[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (v[i] == '"' && !in_string)
+            n++;
+        if (v[i] == '"')
+            in_string = !in_string;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    REQUIRE(argc == 2); /* the flavour this build was configured with */
+    if (rank == 0) {
+        setenv("MPILENS_TEST_MARKER", "42 \"quoted\"", 1);
+        setenv("OMPI_MCA_btl_fake_knob", "x", 1);
+        setenv("OMPI_MCA_orte_fake_wiring", "y", 1); /* launcher wiring: must be left out */
+        setenv("UNRELATED_VARIABLE", "z", 1);
+    }
+
+    ml_clock_info_t clock;
+    ml_clock_measure(&clock);
+    int flag = 1;
+    ml_option_t options[] = {
+        {"flag", ML_OPT_FLAG, NULL, NULL, NULL, "", &flag, 0, 0, NULL},
+        ML_OPTIONS_END,
+    };
+    char *cmd[] = {"prog", "--flag"};
+    char err[128];
+    REQUIRE(ml_options_parse(options, 2, cmd, err, sizeof err) == ML_OPTIONS_OK);
+    ml_meta_args_t args = {"fam", "prog", 2, cmd, &clock, options, 7, MPI_THREAD_SINGLE};
+    ml_json_t j;
+    ml_json_init(&j);
+    CHECK(ml_meta_build(MPI_COMM_WORLD, &args, &j) == MPI_SUCCESS);
+
+    if (rank == 0) {
+        char s[256];
+        int64_t v;
+        REQUIRE(j.buf && !j.failed);
+        CHECK(ml_json_get_string(j.buf, "type", s, sizeof s) == 0 && strcmp(s, "meta") == 0);
+        CHECK(ml_json_get_int(j.buf, "schema", &v) == 0 && v == ML_RESULTS_SCHEMA);
+        CHECK(ml_json_get_string(j.buf, "family", s, sizeof s) == 0 && strcmp(s, "fam") == 0);
+        CHECK(ml_json_get_string(j.buf, "mpilens_version", s, sizeof s) == 0 && s[0] != '\0');
+        CHECK(ml_json_get_int(j.buf, "ranks", &v) == 0 && v == size);
+        CHECK(ml_json_get_int(j.buf, "nodes", &v) == 0 && v >= 1 && v <= size);
+        CHECK(array_length(j.buf, "hosts") == size);
+        CHECK(array_length(j.buf, "binding") == size);
+        CHECK(array_length(j.buf, "command") == 2);
+        CHECK(ml_json_get_string(j.buf, "mpi.flavour", s, sizeof s) == 0 && strcmp(s, argv[1]) == 0);
+        CHECK(ml_json_get_string(j.buf, "mpi.thread_level", s, sizeof s) == 0 && strcmp(s, "single") == 0);
+        CHECK(ml_json_get_string(j.buf, "mpi.standard", s, sizeof s) == 0 && s[1] == '.');
+        CHECK(ml_json_get_string(j.buf, "clock.source", s, sizeof s) == 0 && strcmp(s, "CLOCK_MONOTONIC") == 0);
+        CHECK(ml_json_get_int(j.buf, "points_total", &v) == 0 && v == 7);
+        CHECK(ml_json_get_int(j.buf, "cpus_online", &v) == 0 && v >= 1);
+        CHECK(ml_json_get_int(j.buf, "topology.pus", &v) == 0 && v >= 1);
+        CHECK(ml_json_get_string(j.buf, "env.MPILENS_TEST_MARKER", s, sizeof s) == 0 &&
+              strcmp(s, "42 \"quoted\"") == 0);
+        CHECK(ml_json_get_string(j.buf, "env.OMPI_MCA_btl_fake_knob", s, sizeof s) == 0);
+        CHECK(ml_json_get_string(j.buf, "env.OMPI_MCA_orte_fake_wiring", s, sizeof s) == -1);
+        CHECK(ml_json_get_string(j.buf, "env.UNRELATED_VARIABLE", s, sizeof s) == -1);
+        const char *opt;
+        size_t len;
+        CHECK(ml_json_find(j.buf, "options.flag", &opt, &len) == 0 && strncmp(opt, "true", len) == 0);
+    } else {
+        CHECK(j.len == 0);
+    }
+    ml_json_free(&j);
+    return mpitest_finish();
+}

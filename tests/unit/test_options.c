@@ -1,0 +1,108 @@
+/* Option tables: defaults, both spellings, every kind, and the one-line errors. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "options.h"
+
+typedef struct {
+    int flag;
+    long count;
+    uint64_t size;
+    int64_t time;
+    ml_size_range_t sizes;
+    ml_time_range_t times;
+    const char *mode;
+    ml_list_t benches;
+    const char *out;
+    ml_reps_t reps;
+} values_t;
+
+static values_t v;
+static ml_option_t table[] = {
+    {"flag", ML_OPT_FLAG, NULL, NULL, NULL, "a flag", &v.flag, 0, 0, NULL},
+    {"count", ML_OPT_INT, "N", "4", NULL, "a count", &v.count, 1, 64, NULL},
+    {"size", ML_OPT_SIZE, "BYTES", "1K", NULL, "a size", &v.size, 0, 0, NULL},
+    {"time", ML_OPT_TIME, "T", "10us", NULL, "a time", &v.time, 0, 0, NULL},
+    {"sizes", ML_OPT_SIZE_RANGE, "MIN:MAX", "1:16M", NULL, "sizes", &v.sizes, 0, 0, NULL},
+    {"compute", ML_OPT_TIME_RANGE, "MIN:MAX", "1us:10ms", NULL, "times", &v.times, 0, 0, NULL},
+    {"mode", ML_OPT_CHOICE, "a|b", "a", "a,b", "a choice", &v.mode, 0, 0, NULL},
+    {"bench", ML_OPT_LIST, "LIST", "all", "sender,receiver,bidir", "a list", &v.benches, 0, 0, NULL},
+    {"out", ML_OPT_STRING, "FILE", "x.jsonl", NULL, "a string", &v.out, 0, 0, NULL},
+    {"reps", ML_OPT_REPS, "N|auto", "auto", NULL, "reps", &v.reps, 0, 0, NULL},
+    ML_OPTIONS_END,
+};
+
+static int parse(char *err, size_t errlen, int argc, char **argv)
+{
+    return ml_options_parse(table, argc, argv, err, errlen);
+}
+
+#define ARGS(...) (sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)), (char *[]){"prog", __VA_ARGS__}
+
+static void test_defaults_and_values(void)
+{
+    char err[256] = "";
+    char *none[] = {"prog"};
+    CHECK(parse(err, sizeof err, 1, none) == ML_OPTIONS_OK);
+    CHECK(v.flag == 0 && v.count == 4 && v.size == 1024 && v.time == 10000);
+    CHECK(v.sizes.lo == 1 && v.sizes.hi == 16777216 && v.times.lo == 1000 && v.times.hi == 10000000);
+    CHECK_STR(v.mode, "a");
+    CHECK(v.benches.n == 3 && ml_list_contains(&v.benches, "bidir"));
+    CHECK(v.reps.is_auto);
+    CHECK_STR(table[1].value, "4");
+
+    CHECK(parse(err, sizeof err, ARGS("--flag", "--count=9", "--size", "4M", "--mode", "b", "--bench",
+                                      "receiver,sender", "--reps", "50", "--out=y.jsonl")) == ML_OPTIONS_OK);
+    CHECK(v.flag == 1 && v.count == 9 && v.size == 4194304);
+    CHECK_STR(v.mode, "b");
+    CHECK(v.benches.n == 2 && ml_list_contains(&v.benches, "receiver") && !ml_list_contains(&v.benches, "bidir"));
+    CHECK(!v.reps.is_auto && v.reps.count == 50);
+    CHECK_STR(v.out, "y.jsonl");
+    CHECK_STR(table[1].value, "9");
+
+    ml_json_t j;
+    ml_json_init(&j);
+    ml_options_json(table, &j, NULL);
+    CHECK(strstr(j.buf, "\"flag\":true") && strstr(j.buf, "\"count\":\"9\"") && strstr(j.buf, "\"reps\":\"50\""));
+    ml_json_free(&j);
+
+    CHECK(parse(err, sizeof err, ARGS("--count", "2", "--help")) == ML_OPTIONS_HELP);
+    CHECK(parse(err, sizeof err, ARGS("--version")) == ML_OPTIONS_VERSION);
+}
+
+static void expect_error(const char *message, int argc, char **argv)
+{
+    char err[256] = "";
+    CHECK(ml_options_parse(table, argc, argv, err, sizeof err) == ML_OPTIONS_ERROR);
+    CHECK_STR(err, message);
+    CHECK(strchr(err, '\n') == NULL);
+}
+
+static void test_errors(void)
+{
+    expect_error("invalid value \"4Q\" for --size: expected a size such as 64, 4K or 16MiB", ARGS("--size", "4Q"));
+    expect_error("invalid value \"-1\" for --size: expected a size such as 64, 4K or 16MiB", ARGS("--size=-1"));
+    expect_error("invalid value \"1:0\" for --sizes: expected MIN:MAX sizes with MIN <= MAX, such as 1:4M",
+                 ARGS("--sizes", "1:0"));
+    expect_error("invalid value \"2ms:1us\" for --compute: expected MIN:MAX times with MIN <= MAX, such as 1us:2ms",
+                 ARGS("--compute", "2ms:1us"));
+    expect_error("invalid value \"65\" for --count: expected an integer from 1 to 64", ARGS("--count", "65"));
+    expect_error("invalid value \"c\" for --mode: expected one of a,b", ARGS("--mode", "c"));
+    expect_error("invalid value \"sender,nload\" for --bench: expected a comma-separated list of sender,receiver,bidir, "
+                 "or all", ARGS("--bench", "sender,nload"));
+    expect_error("invalid value \"0\" for --reps: expected a positive number of repetitions or auto",
+                 ARGS("--reps", "0"));
+    expect_error("unknown option --frobnicate (see --help)", ARGS("--frobnicate"));
+    expect_error("unexpected argument \"extra\" (options start with --; see --help)", ARGS("extra"));
+    expect_error("option --size needs a value (BYTES)", ARGS("--size"));
+    expect_error("option --flag takes no value", ARGS("--flag=yes"));
+    expect_error("invalid value \"\" for --out: expected a non-empty value", ARGS("--out="));
+}
+
+int main(void)
+{
+    test_defaults_and_values();
+    test_errors();
+    CHECK_DONE();
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mpilens needs, only those missing (make deps calls this).
+# On other systems, or without root, it says what is missing and how to get it.
+set -eu
+packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev pkg-config cmake make gcc)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# python3 -m venv needs ensurepip; Debian's own python3 ships it separately.
+if ! python3 -c 'import ensurepip' 2>/dev/null; then
+  missing+=(python3-venv)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "install-deps: missing ${missing[*]}, and this is not a Debian system: install MPI, hwloc and cmake" \
+       "with your package manager or modules (see README, \"On a cluster\")" >&2
+  exit 2
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing Debian packages: ${missing[*]}; run as root: apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
