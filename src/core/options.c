@@ -156,6 +156,11 @@ static ml_option_t *find_option(ml_option_t *table, const char *name, size_t len
     return NULL;
 }
 
+ml_option_t *ml_options_find(ml_option_t *table, const char *name)
+{
+    return find_option(table, name, strlen(name));
+}
+
 static int set_option(ml_option_t *opt, const char *text, char *err, size_t errlen)
 {
     if (parse_value(opt, text) != 0) {
@@ -240,6 +245,15 @@ void ml_options_json(const ml_option_t *table, ml_json_t *j, const char *key)
             ml_json_string(j, opt->name, opt->value);
     }
     ml_json_end_object(j);
+}
+
+int ml_options_default_late(ml_option_t *table, const char *name, const char *text)
+{
+    ml_option_t *opt = ml_options_find(table, name);
+    char err[256];
+    if (!opt)
+        return -1;
+    return opt->value ? 0 : set_option(opt, text, err, sizeof err);
 }
 
 int ml_list_contains(const ml_list_t *list, const char *item)

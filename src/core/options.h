@@ -64,4 +64,12 @@ void ml_options_json(const ml_option_t *table, ml_json_t *j, const char *key);
 
 int ml_list_contains(const ml_list_t *list, const char *item);
 
+/* The row named `name`, or NULL. */
+ml_option_t *ml_options_find(ml_option_t *table, const char *name);
+
+/* Gives an option that was not set a default computed after parsing (one that depends on
+ * another option, such as a preset), through the same parser; the text is recorded as its value.
+ * Returns 0, or -1 if the row is missing or the text invalid. Options already set keep theirs. */
+int ml_options_default_late(ml_option_t *table, const char *name, const char *text);
+
 #endif

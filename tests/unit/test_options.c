@@ -100,9 +100,32 @@ static void test_errors(void)
     expect_error("invalid value \"\" for --out: expected a non-empty value", ARGS("--out="));
 }
 
+static void test_late_default(void)
+{
+    static uint64_t size_value;
+    ml_time_range_t range = {0, 0};
+    ml_option_t late[] = {
+        {"compute", ML_OPT_TIME_RANGE, "MIN:MAX", NULL, NULL, "no static default", &range, 0, 0, NULL},
+        {"size", ML_OPT_SIZE, "BYTES", NULL, NULL, "", &size_value, 0, 0, NULL},
+        ML_OPTIONS_END,
+    };
+    char err[128];
+    char *given[] = {"prog", "--size", "8"};
+    CHECK(ml_options_parse(late, 3, given, err, sizeof err) == ML_OPTIONS_OK);
+    CHECK(late[0].value == NULL);
+    CHECK(ml_options_default_late(late, "compute", "1us:1ms") == 0);
+    CHECK(range.lo == 1000 && range.hi == 1000000);
+    CHECK_STR(late[0].value, "1us:1ms"); /* recorded like a user value */
+    CHECK(ml_options_default_late(late, "size", "99") == 0);
+    CHECK(size_value == 8);              /* a given value wins */
+    CHECK(ml_options_default_late(late, "nope", "1") == -1);
+    CHECK(ml_options_find(late, "size") == &late[1]);
+}
+
 int main(void)
 {
     test_defaults_and_values();
+    test_late_default();
     test_errors();
     CHECK_DONE();
 }

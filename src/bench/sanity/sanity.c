@@ -16,7 +16,6 @@
 #include "series.h"
 #include "stats.h"
 #include "sync.h"
-#include "units.h"
 
 #define FAMILY "sanity"
 #define MAX_TARGETS 64
@@ -375,10 +374,8 @@ int main(int argc, char **argv)
         ML_OPTIONS_END,
     };
     ml_program_init(&s.prog, &spec, options, argc, argv);
-    if (!options[1].value) {
-        options[1].value = preset_compute(s.opt.preset);
-        ml_parse_time_range(options[1].value, &s.opt.compute.lo, &s.opt.compute.hi);
-    }
+    if (ml_options_default_late(s.prog.options, "compute", preset_compute(s.opt.preset)) != 0)
+        ml_program_exit_usage(&s.prog, "internal error: no default for --compute");
     plan(&s);
     if (s.n_targets == 0 || s.opt.compute.lo == 0)
         ml_program_exit_usage(&s.prog, "invalid value for --compute: targets must be at least 1ns");

@@ -1,0 +1,1 @@
+"""Per-family analysis: the numbers and sentences a report is built from."""

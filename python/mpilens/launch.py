@@ -1,0 +1,253 @@
+"""Find an mpilens program, build the MPI command line that starts it, and run it."""
+
+from __future__ import annotations
+
+import enum
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import List, Optional, Sequence, Union
+
+from .errors import MpilensError
+from .progress import Progress, ResultsTail
+
+PathLike = Union[str, Path]
+
+# Seconds to let an interrupted launcher shut its ranks down before forcing it.
+STOP_GRACE_S = 3.0
+
+
+class Flavour(str, enum.Enum):
+    OPENMPI = "openmpi"
+    MPICH = "mpich"
+
+
+FLAVOUR_NAMES = {Flavour.OPENMPI: "Open MPI", Flavour.MPICH: "MPICH"}
+AUTO = "auto"
+
+
+def repo_root() -> Optional[Path]:
+    """The source checkout this package runs from, if any (recognised by its CMakeLists.txt)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "CMakeLists.txt").is_file() else None
+
+
+def dev_bin_dir(flavour: Flavour) -> Optional[Path]:
+    root = repo_root()
+    return root / "build" / flavour.value / "bin" if root else None
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_program(name: str, flavour: Flavour, bin_dir: Optional[PathLike] = None) -> Path:
+    """The program to run: in bin_dir, else MPILENS_BIN_DIR, else the dev build, else PATH.
+
+    An explicit directory (bin_dir or MPILENS_BIN_DIR) is the only place looked in: a user who
+    names one wants that build, not whichever other one happens to be found.
+    """
+    for explicit, origin in ((bin_dir, "--bin-dir"),
+                             (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR")):
+        if explicit:
+            # Absolute, as a bare "mpilens-sanity" (from --bin-dir .) would be searched in PATH.
+            candidate = Path(explicit).absolute() / name
+            if _executable(candidate):
+                return candidate
+            raise MpilensError(f'program "{name}" not found in {origin} "{explicit}"')
+    dev = dev_bin_dir(flavour)
+    if dev is not None and _executable(dev / name):
+        return dev / name
+    on_path = shutil.which(name)
+    if on_path:
+        return Path(on_path)
+    looked = f"{dev} and PATH" if dev is not None else "PATH"
+    if dev is not None and dev.is_dir():
+        problem = f'program "{name}" not found'
+    else:
+        problem = f'no mpilens programs built for MPI flavour "{flavour.value}"'
+    raise MpilensError(f'{problem} (looked in {looked}); run "make build" or set MPILENS_BIN_DIR')
+
+
+def built_flavours() -> List[Flavour]:
+    """Flavours with a development build (build/<flavour>/bin) in the checkout."""
+    dirs = {flavour: dev_bin_dir(flavour) for flavour in Flavour}
+    return [flavour for flavour, path in dirs.items() if path is not None and path.is_dir()]
+
+
+def flavour_from_version_text(text: str) -> Optional[Flavour]:
+    """Which MPI a `mpiexec --version` output belongs to, if recognisable."""
+    if "Open MPI" in text or "OpenRTE" in text:
+        return Flavour.OPENMPI
+    if "HYDRA" in text or "MPICH" in text:
+        return Flavour.MPICH
+    return None
+
+
+def _mpiexec_version_text() -> str:
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        return ""
+    try:
+        done = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20,
+                              errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr
+
+
+def resolve_flavour(requested: str) -> Flavour:
+    """The flavour for --mpi openmpi|mpich|auto."""
+    if requested != AUTO:
+        try:
+            return Flavour(requested)
+        except ValueError:
+            allowed = ", ".join([f.value for f in Flavour] + [AUTO])
+            raise MpilensError(
+                f'invalid MPI flavour "{requested}": choose from {allowed}') from None
+    built = built_flavours()
+    if built:
+        # Both built: a fixed preference, so "auto" means the same on every such machine.
+        return built[0] if len(built) == 1 else Flavour.OPENMPI
+    detected = flavour_from_version_text(_mpiexec_version_text())
+    if detected is None:
+        raise MpilensError('cannot tell which MPI to use: no mpilens build found and "mpiexec '
+                           '--version" names neither Open MPI nor MPICH; choose with --mpi '
+                           "openmpi or --mpi mpich")
+    return detected
+
+
+def _in_slurm_allocation() -> bool:
+    return bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
+
+
+def default_launcher(flavour: Flavour) -> str:
+    """srun inside a Slurm allocation, otherwise the flavour's own launcher."""
+    if _in_slurm_allocation():
+        return "srun"
+    specific, generic = (("mpirun.openmpi", "mpirun") if flavour == Flavour.OPENMPI
+                         else ("mpiexec.mpich", "mpiexec"))
+    return specific if shutil.which(specific) else generic
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _check_ranks(np: object) -> int:
+    if isinstance(np, bool) or not isinstance(np, int) or np < 1:
+        raise MpilensError(f'invalid number of ranks "{np}": expected an integer of at least 1')
+    return np
+
+
+def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[str], *,
+                  launcher: Optional[str] = None, cpus: Optional[int] = None,
+                  euid: Optional[int] = None) -> List[str]:
+    """The full command line: launcher prefix, program, program arguments.
+
+    launcher is the user's --launcher string; "{np}" in it becomes the rank count, and without
+    it "-n <np>" is appended. Without one, the flavour's launcher gets the options it needs.
+    """
+    np = _check_ranks(np)
+    if launcher is not None:
+        words = shlex.split(launcher)
+        if not words:
+            raise MpilensError("--launcher is empty: give a command such as \"mpirun -n {np}\"")
+        if any("{np}" in word for word in words):
+            prefix = [word.replace("{np}", str(np)) for word in words]
+        else:
+            prefix = words + ["-n", str(np)]
+        return prefix + [str(program)] + list(args)
+    name = default_launcher(flavour)
+    prefix = [name, "-n", str(np)]
+    if flavour == Flavour.OPENMPI and Path(name).name != "srun":
+        # Open MPI's mpirun refuses more ranks than cores, and refuses root, unless told
+        # otherwise; hydra (MPICH) and srun need neither.
+        if np > (usable_cpus() if cpus is None else cpus):
+            prefix.append("--oversubscribe")
+        if (os.geteuid() if euid is None else euid) == 0:
+            prefix.append("--allow-run-as-root")
+    return prefix + [str(program)] + list(args)
+
+
+def check_launcher(cmd: Sequence[str], flavour: Optional[Flavour] = None) -> None:
+    """Refuse a command whose launcher is missing; flavour None means the user chose it."""
+    first = cmd[0]
+    found = _executable(Path(first)) if os.sep in first else shutil.which(first) is not None
+    if found:
+        return
+    if flavour is None:
+        raise MpilensError(f'launcher "{first}" not found; check the command given with '
+                           "--launcher")
+    raise MpilensError(f'launcher "{first}" not found; install {FLAVOUR_NAMES[flavour]}, choose '
+                       'another flavour with --mpi, or give --launcher "CMD"')
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """After Ctrl-C: the launcher usually got SIGINT too; give it a moment, then insist."""
+    for action in (None, process.terminate, process.kill):
+        if action is not None:
+            action()
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _failure(cmd: Sequence[str], returncode: int) -> str:
+    if returncode < 0:
+        try:
+            how = f"was killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-returncode}"
+    else:
+        how = f"exited with status {returncode}"
+    return f'"{shlex.join(cmd)}" {how}'
+
+
+def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] = None,
+        poll_interval: float = 0.5) -> None:
+    """Run cmd with the terminal as its stdout/stderr, showing progress from output_file.
+
+    On failure the results file is left as it is: every point already written stays usable.
+    """
+    tail = ResultsTail(output_file)
+    tail.poll()
+    if progress is not None:
+        progress.start(tail.points)
+    try:
+        process = subprocess.Popen(list(cmd))
+    except OSError as error:
+        raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
+    try:
+        while True:
+            try:
+                returncode = process.wait(timeout=poll_interval)
+                break
+            except subprocess.TimeoutExpired:
+                tail.poll()
+                if progress is not None:
+                    progress.update(tail.points, tail.points_total)
+        tail.poll()
+        if progress is not None and tail.points_total is not None:
+            progress.update(tail.points, tail.points_total)
+    except KeyboardInterrupt:
+        _stop(process)
+        raise
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if progress is not None:
+            progress.finish()
+    if returncode != 0:
+        kept = (f'; the {tail.points} points measured so far are kept in "{output_file}" '
+                "(complete them with --resume)" if tail.points else "")
+        raise MpilensError(_failure(cmd, returncode) + kept)

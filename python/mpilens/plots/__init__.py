@@ -1,0 +1,1 @@
+"""Per-family figures and report sections, drawn with matplotlib's Agg backend only."""

@@ -1,0 +1,241 @@
+"""Self-contained HTML reports: one for a set of runs, one comparing two sets side by side."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from importlib import resources
+from pathlib import Path
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+from . import families
+from .markup import Markup, details, element, join, page, png_image, table
+from .results import Record, Run
+from .section import Plot, ReportSection
+from .units import format_time
+
+Row = Tuple[str, str]
+
+
+def _css() -> str:
+    return resources.files("mpilens").joinpath("report.css").read_text(encoding="utf-8")
+
+
+def short_library(library: str) -> str:
+    """The library's name and version out of MPI_Get_library_version's long first line."""
+    return " ".join(library.split(",")[0].split())
+
+
+def _rank_ranges(ranks: List[int]) -> str:
+    spans: List[List[int]] = []
+    for rank in ranks:
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _hosts_text(hosts: Sequence[str]) -> str:
+    if not hosts:
+        return "n/a"
+    ranks: Dict[str, List[int]] = {}
+    for rank, host in enumerate(hosts):
+        ranks.setdefault(host, []).append(rank)
+    return "; ".join(f"{host} (ranks {_rank_ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
+                     for host, r in ranks.items())
+
+
+def _value(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _pairs(mapping: object) -> str:
+    if not isinstance(mapping, dict) or not mapping:
+        return "none"
+    return "; ".join(f"{key}={_value(value)}" for key, value in sorted(mapping.items()))
+
+
+def _object(record: Record, key: str) -> Record:
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def completeness(run: Run) -> str:
+    done, total = len(run.points), run.points_total
+    return f"{done} of {total} points" + (" (interrupted)" if done < total else "")
+
+
+def metadata_rows(run: Run) -> List[Row]:
+    """The run's context as (label, text) rows, the same rows in every report and comparison."""
+    meta = run.meta
+    mpi, clock = _object(meta, "mpi"), _object(meta, "clock")
+    command = meta.get("command")
+    binding = meta.get("binding") or []
+
+    def text(value: object) -> str:
+        return "n/a" if value is None else _value(value)
+
+    return [
+        ("family", run.family),
+        ("mpilens version", text(meta.get("mpilens_version"))),
+        ("date", text(meta.get("date"))),
+        ("command line", shlex.join(command) if isinstance(command, list) else text(command)),
+        ("MPI library", text(mpi.get("library"))),
+        ("MPI flavour", text(mpi.get("flavour"))),
+        ("MPI standard", text(mpi.get("standard"))),
+        ("thread level", text(mpi.get("thread_level"))),
+        ("ranks", text(meta.get("ranks"))),
+        ("nodes", text(meta.get("nodes"))),
+        ("hosts", _hosts_text(meta.get("hosts") or [])),
+        ("binding (rank: CPUs)", "; ".join(f"{r}: {cpus}" for r, cpus in enumerate(binding))),
+        ("CPUs online", text(meta.get("cpus_online"))),
+        ("clock source", text(clock.get("source"))),
+        ("clock resolution", f"{format_time(clock.get('resolution_ns'))} (reported "
+                             f"{format_time(clock.get('reported_resolution_ns'))})"),
+        ("clock read cost", format_time(clock.get("read_cost_ns"))),
+        ("environment", _pairs(meta.get("env"))),
+        ("options", _pairs(meta.get("options"))),
+        ("completeness", completeness(run)),
+    ]
+
+
+def _metadata_table(run: Run) -> Markup:
+    mpi = _object(run.meta, "mpi")
+    full = mpi.get("library_full")
+    shown = isinstance(full, str) and full.strip() and full.strip() != mpi.get("library")
+    library_details = (details("full MPI library version", element("pre", full)) if shown
+                       else Markup(""))
+    return join([table(["", "value"], metadata_rows(run), css_class="meta"), library_details])
+
+
+def _run_findings(run: Run) -> List[str]:
+    family = families.FAMILIES.get(run.family)
+    found = [] if run.complete else [f"warning: the run is incomplete: {completeness(run)}"]
+    return found + (family.diagnose(run) if family else [])
+
+
+def findings(runs: Sequence[Run]) -> List[str]:
+    """Every run's diagnosis sentences; prefixed by the family when there are several runs."""
+    if len(runs) == 1:
+        return _run_findings(runs[0])
+    return [f"{run.family}: {sentence}" for run in runs for sentence in _run_findings(run)]
+
+
+def _finding_list(sentences: Iterable[str]) -> Markup:
+    items = [element("li", s, "warn" if "warning:" in s else None) for s in sentences]
+    return element("ul", join(items)) if items else element("p", "Nothing to report.")
+
+
+def _notes(run: Run) -> Markup:
+    if not run.notes:
+        return Markup("")
+    items = []
+    for note in run.notes:
+        level = str(note.get("level", "info"))
+        about = f' (point {note["key"]})' if note.get("key") else ""
+        text = f'{level}: {note.get("text", "")}{about}'
+        items.append(element("li", text, "warn" if level == "warning" else level))
+    return join([element("h3", "Notes"), element("ul", join(items))])
+
+
+def _section(run: Run, outdir: Path, plot_prefix: str, heading_suffix: str = "") -> Markup:
+    """The family's section for a run, its plots also saved under outdir/plots/."""
+    family = families.FAMILIES.get(run.family)
+    if family is None:
+        section = ReportSection(run.family, [element(
+            "p", f'This mpilens has no report section for the "{run.family}" family; '
+                 "upgrade mpilens to see it.")])
+    else:
+        section = family.render(run)
+    parts = []
+    for part in section.parts:
+        if isinstance(part, Plot):
+            plot_dir = outdir / "plots"
+            plot_dir.mkdir(parents=True, exist_ok=True)
+            (plot_dir / f"{plot_prefix}{part.name}.png").write_bytes(part.png)
+            parts.append(element("figure", join([png_image(part.png, part.caption),
+                                                 element("figcaption", part.caption)])))
+        else:
+            parts.append(part)
+    return element("section", join([element("h2", section.title + heading_suffix), *parts,
+                                    _notes(run)]))
+
+
+def _subtitle(runs: Sequence[Run]) -> str:
+    dates = sorted({str(run.meta.get("date", ""))[:10] for run in runs} - {""})
+    libraries = sorted({short_library(str(_object(run.meta, "mpi").get("library", "")))
+                        for run in runs} - {""})
+    return " · ".join([", ".join(dates) or "undated", ", ".join(libraries) or "unknown MPI"])
+
+
+def _several(runs: Sequence[Run], run: Run) -> bool:
+    return sum(other.family == run.family for other in runs) > 1
+
+
+def write_report(runs: Sequence[Run], outdir: Path) -> Path:
+    """Write outdir/report.html (and outdir/plots/*.png) for runs; return the page's path."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    subtitle = _subtitle(runs)
+    body = [element("h1", "mpilens report"), element("p", subtitle, "subtitle"),
+            element("h2", "Findings"), _finding_list(findings(runs)), element("h2", "Runs")]
+    for run in runs:
+        body += [element("h3", run.path.name), _metadata_table(run)]
+    for run in runs:
+        suffix = f" ({run.path.name})" if _several(runs, run) else ""
+        body.append(_section(run, outdir, f"{run.path.stem}-", suffix))
+    path = outdir / "report.html"
+    path.write_text(page(f"mpilens report · {subtitle}", join(body), _css()), encoding="utf-8")
+    return path
+
+
+def _first_of_each_family(runs: Sequence[Run]) -> Dict[str, Run]:
+    chosen: Dict[str, Run] = {}
+    for run in runs:
+        chosen.setdefault(run.family, run)
+    return chosen
+
+
+def _metadata_comparison(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Markup:
+    rows_a, rows_b = dict(metadata_rows(run_a)), dict(metadata_rows(run_b))
+    rows = [[label, rows_a[label], rows_b[label]] for label in rows_a]
+    classes = ["diff" if a != b else None for _, a, b in rows]
+    return table(["", f"A: {labels[0]}", f"B: {labels[1]}"], rows, classes, css_class="meta")
+
+
+def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
+                     labels: Tuple[str, str] = ("A", "B"),
+                     filename: str = "compare.html") -> Path:
+    """Write outdir/<filename>: metadata and family sections of A and B side by side."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    by_family_a, by_family_b = _first_of_each_family(runs_a), _first_of_each_family(runs_b)
+    common = [name for name in by_family_a if name in by_family_b]
+    stem = Path(filename).stem
+    body: List[Markup] = [
+        element("h1", f"mpilens comparison: {labels[0]} vs {labels[1]}"),
+        element("p", f"A = {labels[0]}, B = {labels[1]} · {_subtitle([*runs_a, *runs_b])}",
+                "subtitle")]
+    only = ([f"only in A: {name}" for name in by_family_a if name not in by_family_b]
+            + [f"only in B: {name}" for name in by_family_b if name not in by_family_a])
+    differences: List[str] = []
+    for name in common:
+        family = families.FAMILIES.get(name)
+        if family:
+            differences += [f"{name}: {s}" for s in family.compare(by_family_a[name],
+                                                                    by_family_b[name])]
+    body += [element("h2", "Differences"), _finding_list(differences + only)]
+    for name in common:
+        run_a, run_b = by_family_a[name], by_family_b[name]
+        body += [element("h2", f"{name}: runs"),
+                 _metadata_comparison(run_a, run_b, labels),
+                 element("div", join([
+                     element("div", _section(run_a, outdir, f"{stem}-a-{name}-",
+                                             f" (A: {labels[0]})")),
+                     element("div", _section(run_b, outdir, f"{stem}-b-{name}-",
+                                             f" (B: {labels[1]})"))]), "pair")]
+    path = outdir / filename
+    title = f"mpilens comparison: {labels[0]} vs {labels[1]}"
+    path.write_text(page(title, join(body), _css()), encoding="utf-8")
+    return path

@@ -1,0 +1,165 @@
+"""Read and validate mpilens results files (JSON Lines, docs/results-schema.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+from .errors import MpilensError
+
+SUPPORTED_SCHEMA = 1
+
+PathLike = Union[str, Path]
+Record = Dict[str, Any]
+
+# How a meta record starts, to tell an interrupted first line from a file of another kind.
+_META_START = re.compile(rb'\s*\{\s*"type"\s*:\s*"meta"')
+_POINT_FIELDS = {"key": str, "bench": str, "params": dict, "stats": dict}
+
+
+@dataclass
+class Run:
+    """One results file: its meta record, its points and its notes, in file order."""
+
+    path: Path
+    meta: Record
+    points: List[Record] = field(default_factory=list)
+    notes: List[Record] = field(default_factory=list)
+
+    @property
+    def family(self) -> str:
+        return self.meta["family"]
+
+    @property
+    def points_total(self) -> int:
+        return self.meta["points_total"]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.points) == self.points_total
+
+    def points_of(self, bench: str) -> List[Record]:
+        return [point for point in self.points if point["bench"] == bench]
+
+
+def _upgrade(record: Record, schema: int) -> Record:
+    """Bring a record written with an older schema to SUPPORTED_SCHEMA.
+
+    The single place to convert old files when schema 2 arrives; schema 1 is the first, so there
+    is nothing to convert yet.
+    """
+    return record
+
+
+def _decode(line: bytes) -> Optional[Any]:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _truncated(path: Path, number: int) -> MpilensError:
+    return MpilensError(
+        f'"{path}" is truncated: line {number} is incomplete (the run was interrupted while '
+        "writing); run the program again with --resume to complete it")
+
+
+def _check_meta(path: Path, meta: Any) -> Record:
+    if not isinstance(meta, dict) or meta.get("type") != "meta":
+        raise MpilensError(f'"{path}" is not an mpilens results file')
+    schema = meta.get("schema")
+    if not isinstance(schema, int) or isinstance(schema, bool):
+        raise MpilensError(f'"{path}" is not an mpilens results file: its meta record has no '
+                           'integer "schema"')
+    if schema > SUPPORTED_SCHEMA:
+        raise MpilensError(
+            f'"{path}" was written with results schema {schema}; this mpilens reads schemas up '
+            f"to {SUPPORTED_SCHEMA} (upgrade mpilens)")
+    if schema < 1:
+        raise MpilensError(f'"{path}" has results schema {schema}, which never existed')
+    if not isinstance(meta.get("family"), str):
+        raise MpilensError(f'"{path}" is corrupt at line 1: the meta record has no "family"')
+    total = meta.get("points_total")
+    if not isinstance(total, int) or isinstance(total, bool):
+        raise MpilensError(f'"{path}" is corrupt at line 1: the meta record has no integer '
+                           '"points_total"')
+    return meta
+
+
+def _check_point(path: Path, number: int, point: Record, seen: Dict[str, int]) -> None:
+    for name, kind in _POINT_FIELDS.items():
+        if not isinstance(point.get(name), kind):
+            raise MpilensError(f'"{path}" is corrupt at line {number}: the point has no valid '
+                               f'"{name}"')
+    key = point["key"]
+    if key in seen:
+        raise MpilensError(f'"{path}" is corrupt at line {number}: point key "{key}" already '
+                           f"appeared at line {seen[key]}")
+    seen[key] = number
+
+
+def load(path: PathLike) -> Run:
+    """Read one results file, refusing with a message that names the file and the problem."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise MpilensError(f'results file "{path}" does not exist') from None
+    except OSError as error:
+        raise MpilensError(f'cannot read results file "{path}": {error.strerror}') from None
+    if not data.strip():
+        raise MpilensError(f'"{path}" is empty: the run wrote nothing')
+
+    lines = data.split(b"\n")
+    # Every record ends with "\n"; a last line without it is a record the writer did not finish.
+    unfinished = not data.endswith(b"\n")
+    if not unfinished:
+        lines.pop()
+    last = len(lines)
+
+    first = _decode(lines[0])
+    if first is None and unfinished and last == 1 and _META_START.match(lines[0]):
+        raise _truncated(path, 1)
+    meta = _check_meta(path, first)
+    schema = meta["schema"]
+    run = Run(path=path, meta=_upgrade(meta, schema))
+    seen: Dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if number == last and unfinished:
+            raise _truncated(path, number)
+        if number == 1 or not line.strip():
+            continue
+        record = _decode(line)
+        if not isinstance(record, dict):
+            if number == last:
+                raise _truncated(path, number)
+            raise MpilensError(f'"{path}" is corrupt at line {number}: not a JSON object')
+        record = _upgrade(record, schema)
+        kind = record.get("type")
+        if kind == "point":
+            _check_point(path, number, record, seen)
+            run.points.append(record)
+        elif kind == "note":
+            run.notes.append(record)
+        # Records of other types come from newer writers of the same schema: skip them.
+    return run
+
+
+def load_dir(directory: PathLike) -> List[Run]:
+    """Every *.jsonl results file of a directory, in name order."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise MpilensError(f'results directory "{directory}" does not exist')
+    files = sorted(directory.glob("*.jsonl"))
+    if not files:
+        raise MpilensError(f'no results files (*.jsonl) in "{directory}"')
+    return [load(file) for file in files]
+
+
+def load_any(path: PathLike) -> List[Run]:
+    """The runs of a results directory, or the single run of a results file."""
+    path = Path(path)
+    return [load(path)] if path.is_file() else load_dir(path)

@@ -1,0 +1,92 @@
+"""The real C programs under the real launchers, read back by the Python side.
+
+These catch any drift between what the C side writes and what the Python side reads, and check
+the sanity family's invariants on live data. They need the C build: under `make test`
+(MPILENS_REQUIRE_BUILD lists the flavours) a missing build fails; elsewhere it skips.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mpilens import launch, results
+from conftest import run_cli
+
+REQUIRED = os.environ.get("MPILENS_REQUIRE_BUILD", "").split()
+
+
+def _flavours() -> list:
+    built = [flavour.value for flavour in launch.built_flavours()]
+    return sorted(set(REQUIRED) | set(built))
+
+
+def _require(flavour: str) -> None:
+    bin_dir = launch.dev_bin_dir(launch.Flavour(flavour))
+    if bin_dir is None or not (bin_dir / "mpilens-sanity").exists():
+        if flavour in REQUIRED:
+            pytest.fail(f"make test requires the {flavour} build, and build/{flavour} has no "
+                        "mpilens-sanity")
+        pytest.skip(f"no {flavour} build")
+
+
+@pytest.fixture(scope="module")
+def sanity_runs(tmp_path_factory) -> dict:
+    """One quick sanity run per flavour and rank count, shared by the tests below."""
+    runs = {}
+    base = tmp_path_factory.mktemp("real")
+    for flavour in _flavours():
+        for ranks in (2, 4):
+            outdir = base / f"{flavour}-{ranks}"
+            done = run_cli("sanity", "--mpi", flavour, "--np", str(ranks), "--preset", "quick",
+                           "--output", str(outdir), timeout=300)
+            runs[(flavour, ranks)] = (done, outdir)
+    return runs
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+def test_sanity_run_reads_back(sanity_runs, flavour, ranks):
+    _require(flavour)
+    done, outdir = sanity_runs[(flavour, ranks)]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == f"report: {outdir / 'report.html'}"
+    assert (outdir / "report.html").stat().st_size > 10000
+
+    run = results.load(outdir / "sanity.jsonl")
+    assert run.complete
+    meta = run.meta
+    assert meta["ranks"] == ranks and len(meta["hosts"]) == ranks and len(meta["binding"]) == ranks
+    assert meta["mpi"]["flavour"] == flavour
+    assert meta["options"]["preset"] == "quick" and meta["options"]["compute"] == "1us:1ms"
+    assert meta["clock"]["source"] == "CLOCK_MONOTONIC" and meta["clock"]["resolution_ns"] > 0
+
+    assert len(run.points_of("clock")) == ranks
+    assert len(run.points_of("offset")) == 2 * ranks
+    assert len(run.points_of("handshake")) == ranks // 2
+    for point in run.points_of("compute"):
+        sample = point["stats"]["sample"]
+        assert sample["n"] == len(sample["values"]) >= 1
+        assert sample["min"] <= sample["q1"] <= sample["median"] <= sample["q3"] <= sample["max"]
+        assert sample["ci_lo"] <= sample["median"] <= sample["ci_hi"]
+        assert sample["stop"] in ("precision", "max_reps", "time_budget")
+        if point["params"]["kernel"] == "time":
+            # the time-based kernel never ends before its target
+            assert sample["min"] >= point["params"]["target_ns"]
+    if meta["nodes"] == 1:
+        # one host, one clock: every offset estimate lies within its own error bound of 0
+        for point in run.points_of("offset"):
+            assert abs(point["stats"]["offset_ns"]) <= point["stats"]["bound_ns"], point
+        assert "all ranks share one clock" in done.stdout
+
+
+def test_compare_two_flavours(sanity_runs, tmp_path):
+    for flavour in ("openmpi", "mpich"):
+        _require(flavour)
+    a, b = sanity_runs[("openmpi", 2)][1], sanity_runs[("mpich", 2)][1]
+    done = run_cli("compare", str(a), str(b), "--labels", "Open MPI,MPICH", "--output", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "compare.html").read_text(encoding="utf-8")
+    assert "Open MPI v4" in page and "MPICH Version" in page
