@@ -34,11 +34,12 @@ $(VENV)/.installed: pyproject.toml VERSION
 
 build: $(addprefix build-,$(FLAVOURS))
 
-build-%:
+# Static pattern rules: make skips implicit (plain %) rules for .PHONY targets.
+$(addprefix build-,$(FLAVOURS)): build-%:
 	cmake -S . -B build/$* -DMPI_C_COMPILER=$(compiler_$*) -DMPIEXEC_EXECUTABLE=$(launcher_$*) $(CMAKE_FLAGS) >/dev/null
 	cmake --build build/$* -j $(JOBS)
 
-test-%: build-%
+$(addprefix test-,$(FLAVOURS)): test-%: build-%
 	ctest --test-dir build/$* --output-on-failure -j 1
 
 test-python: deps
