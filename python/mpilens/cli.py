@@ -153,23 +153,25 @@ def _print_findings(runs: Sequence[results.Run]) -> None:
         print(sentence)
 
 
-def cmd_family(args: argparse.Namespace) -> int:
-    outdir, jobs = _prepare(args, [families.get(args.family)])
+def _measure_and_report(args: argparse.Namespace, chosen: Sequence[families.Family],
+                        name_directory: bool) -> None:
+    """Run the chosen families, write the report, print the findings, then where the results
+    (the directory, or the one family's file) and the report are."""
+    outdir, jobs = _prepare(args, chosen)
     runs = _run_jobs(jobs)
     page = report.write_report(runs, outdir)
     _print_findings(runs)
-    print(f"results: {jobs[0].output}")
+    print(f"results: {outdir if name_directory else jobs[0].output}")
     print(f"report: {page}")
+
+
+def cmd_family(args: argparse.Namespace) -> int:
+    _measure_and_report(args, [families.get(args.family)], name_directory=False)
     return 0
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    outdir, jobs = _prepare(args, list(families.FAMILIES.values()))
-    runs = _run_jobs(jobs)
-    page = report.write_report(runs, outdir)
-    _print_findings(runs)
-    print(f"results: {outdir}")
-    print(f"report: {page}")
+    _measure_and_report(args, list(families.FAMILIES.values()), name_directory=True)
     return 0
 
 

@@ -83,15 +83,32 @@ int ml_keyset_from_blob(ml_keyset_t *set, const char *blob, size_t len)
 
 /* ---- file ------------------------------------------------------------------------------- */
 
-static ml_results_t *results_new(FILE *file, const char *path)
+/* Opens path with fopen's mode for writing records; NULL with err set on failure. */
+static ml_results_t *open_file(const char *path, const char *mode, char *err, size_t errlen)
 {
     ml_results_t *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
         free(r);
+        snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    r->file = file;
+    if (!(r->file = fopen(path, mode))) {
+        snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
+        free(r->path);
+        free(r);
+        return NULL;
+    }
     return r;
+}
+
+/* Writes the first record of a freshly opened file; on failure closes it and sets err. */
+static int check_first_write(ml_results_t *r, int rc, char *err, size_t errlen)
+{
+    if (rc == 0)
+        return 0;
+    snprintf(err, errlen, "cannot write output \"%s\": %s", r->path, strerror(errno));
+    ml_results_close(r);
+    return -1;
 }
 
 int ml_results_append(ml_results_t *r, const char *record_json)
@@ -159,22 +176,9 @@ int ml_results_create(const char *path, const char *meta_json, ml_results_t **ou
                  "output \"%s\" already holds results; use --resume to complete it, or choose another --output", path);
         return -1;
     }
-    FILE *file = fopen(path, "w");
-    if (!file) {
-        snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
+    ml_results_t *r = open_file(path, "w", err, errlen);
+    if (!r || check_first_write(r, ml_results_append(r, meta_json), err, errlen) != 0)
         return -1;
-    }
-    ml_results_t *r = results_new(file, path);
-    if (!r) {
-        fclose(file);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (ml_results_append(r, meta_json) != 0) {
-        snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
-        ml_results_close(r);
-        return -1;
-    }
     *out = r;
     return 0;
 }
@@ -298,22 +302,9 @@ int ml_results_resume(const char *path, const char *meta_json, const char *const
         snprintf(err, errlen, "cannot cut the incomplete last record of \"%s\": %s", path, strerror(errno));
         return -1;
     }
-    FILE *file = fopen(path, "a");
-    if (!file) {
-        snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
+    ml_results_t *r = open_file(path, "a", err, errlen);
+    if (!r || check_first_write(r, write_note(r, "info", "resumed", NULL, argc, argv), err, errlen) != 0)
         return -1;
-    }
-    ml_results_t *r = results_new(file, path);
-    if (!r) {
-        fclose(file);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (write_note(r, "info", "resumed", NULL, argc, argv) != 0) {
-        snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
-        ml_results_close(r);
-        return -1;
-    }
     *out = r;
     return 0;
 }

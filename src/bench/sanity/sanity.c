@@ -73,30 +73,36 @@ static long points_total(const sanity_t *s)
     return total;
 }
 
-/* ---- clock ----------------------------------------------------------------------------- */
+/* ---- per-rank points: clock and offsets ------------------------------------------------- */
 
-static void check_clock(sanity_t *s)
+/* Gathers n values from every rank and writes one point per rank, keyed
+ * "<bench>/[phase=P/]rank=R", whose stats are the values under `names`. */
+static void per_rank_points(sanity_t *s, const char *bench, const char *phase, const double *mine,
+                            const char *const *names, int n)
 {
     ml_program_t *p = &s->prog;
-    double mine[3] = {p->clock.resolution_ns, p->clock.reported_resolution_ns, p->clock.read_cost_ns};
-    double *all = p->rank == 0 ? malloc(sizeof mine * (size_t)p->size) : NULL;
+    double *all = p->rank == 0 ? malloc(sizeof *all * (size_t)n * (size_t)p->size) : NULL;
     if (p->rank == 0 && !all)
         MPI_Abort(MPI_COMM_WORLD, 2);
-    MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, p->sync);
+    MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, p->sync);
     for (int r = 0; r < p->size; r++) {
         char key[64];
-        snprintf(key, sizeof key, "clock/rank=%d", r);
+        if (phase)
+            snprintf(key, sizeof key, "%s/phase=%s/rank=%d", bench, phase, r);
+        else
+            snprintf(key, sizeof key, "%s/rank=%d", bench, r);
         if (!ml_program_skip(p, key) && p->rank == 0) {
             ml_json_t j;
             ml_json_init(&j);
-            ml_record_point_begin(&j, FAMILY, "clock", key);
+            ml_record_point_begin(&j, FAMILY, bench, key);
             ml_json_begin_object(&j, "params");
             ml_json_int(&j, "rank", r);
+            if (phase)
+                ml_json_string(&j, "phase", phase);
             ml_json_end_object(&j);
             ml_json_begin_object(&j, "stats");
-            ml_json_double(&j, "resolution_ns", all[3 * r]);
-            ml_json_double(&j, "reported_resolution_ns", all[3 * r + 1]);
-            ml_json_double(&j, "read_cost_ns", all[3 * r + 2]);
+            for (int i = 0; i < n; i++)
+                ml_json_double(&j, names[i], all[(size_t)r * (size_t)n + (size_t)i]);
             ml_json_end_object(&j);
             ml_json_end_object(&j);
             ml_program_point(p, &j);
@@ -107,41 +113,21 @@ static void check_clock(sanity_t *s)
     free(all);
 }
 
-/* ---- clock offsets --------------------------------------------------------------------- */
-
-static void write_offsets(sanity_t *s, const char *phase, const ml_offset_t *mine)
+static void check_clock(sanity_t *s)
 {
-    ml_program_t *p = &s->prog;
-    int64_t values[3] = {mine->offset_ns, mine->rtt_ns, mine->rounds};
-    int64_t *all = p->rank == 0 ? malloc(sizeof values * (size_t)p->size) : NULL;
-    if (p->rank == 0 && !all)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    MPI_Gather(values, 3, MPI_INT64_T, all, 3, MPI_INT64_T, 0, p->sync);
-    for (int r = 0; r < p->size; r++) {
-        char key[64];
-        snprintf(key, sizeof key, "offset/phase=%s/rank=%d", phase, r);
-        if (!ml_program_skip(p, key) && p->rank == 0) {
-            ml_json_t j;
-            ml_json_init(&j);
-            ml_record_point_begin(&j, FAMILY, "offset", key);
-            ml_json_begin_object(&j, "params");
-            ml_json_int(&j, "rank", r);
-            ml_json_string(&j, "phase", phase);
-            ml_json_end_object(&j);
-            ml_json_begin_object(&j, "stats");
-            ml_json_int(&j, "offset_ns", all[3 * r]);
-            ml_json_int(&j, "rtt_ns", all[3 * r + 1]);
-            ml_json_int(&j, "rounds", all[3 * r + 2]);
-            /* The estimate errs by at most half the round trip, plus one clock step. */
-            ml_json_double(&j, "bound_ns", (double)all[3 * r + 1] / 2.0 + p->clock.resolution_ns);
-            ml_json_end_object(&j);
-            ml_json_end_object(&j);
-            ml_program_point(p, &j);
-            ml_json_free(&j);
-        }
-        ml_program_progress(p, key);
-    }
-    free(all);
+    static const char *const names[] = {"resolution_ns", "reported_resolution_ns", "read_cost_ns"};
+    const ml_clock_info_t *c = &s->prog.clock;
+    double mine[] = {c->resolution_ns, c->reported_resolution_ns, c->read_cost_ns};
+    per_rank_points(s, "clock", NULL, mine, names, 3);
+}
+
+static void write_offsets(sanity_t *s, const char *phase, const ml_offset_t *o)
+{
+    static const char *const names[] = {"offset_ns", "rtt_ns", "rounds", "bound_ns"};
+    /* The estimate errs by at most half the round trip, plus one step of this rank's clock. */
+    double mine[] = {(double)o->offset_ns, (double)o->rtt_ns, (double)o->rounds,
+                     (double)o->rtt_ns / 2.0 + s->prog.clock.resolution_ns};
+    per_rank_points(s, "offset", phase, mine, names, 4);
 }
 
 static void estimate_offsets(sanity_t *s, ml_offset_t *offset)
