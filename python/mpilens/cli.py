@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import List, NoReturn, Optional, Sequence, Tuple
+from typing import Callable, List, NoReturn, Optional, Sequence, Tuple
 
 from . import __version__, families, launch, report, results
 from .errors import MpilensError
@@ -61,6 +61,33 @@ def _add_launch_options(parser: argparse.ArgumentParser, default_preset: str) ->
                        help="complete the interrupted run in --output DIR")
 
 
+def _checked(option: families.FamilyOption) -> Callable[[str], str]:
+    """The option's validator as an argparse type, so its errors read like any usage error."""
+    def convert(text: str) -> str:
+        try:
+            return option.validator(text)
+        except MpilensError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return convert
+
+
+def _add_family_options(parser: argparse.ArgumentParser, family: families.Family) -> None:
+    if not family.options:
+        return
+    group = parser.add_argument_group(f"{family.name} options (passed on to {family.program})")
+    for option in family.options:
+        group.add_argument(option.name, dest=option.dest, metavar=option.metavar,
+                           help=option.help, type=_checked(option))
+
+
+def _family_option_args(family: families.Family, args: argparse.Namespace) -> List[str]:
+    """The family options given on the command line; `suite` has none, so programs run with
+    their defaults there."""
+    given = [(option.name, getattr(args, option.dest, None)) for option in family.options]
+    return [word for name, value in given if value is not None for word in (name, value)]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mpilens",
                      description="Measure what MPI does on this machine: run the mpilens "
@@ -73,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(family.name, help=family.description,
                                   description=f"Run {family.program}: {family.description}.")
         _add_launch_options(sub, "default")
+        _add_family_options(sub, family)
         sub.set_defaults(handler=cmd_family, family=family.name)
     sub = commands.add_parser(
         "suite", help="run every family (" + ", ".join(families.FAMILIES) + ") into one "
@@ -131,7 +159,7 @@ def _prepare(args: argparse.Namespace,
         if output.exists() and not args.resume:
             raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
                                "choose another --output")
-        program_args = family.preset_args(args.preset) + [
+        program_args = family.preset_args(args.preset) + _family_option_args(family, args) + [
             "--output", str(output), "--progress", "off"] + (["--resume"] if args.resume else [])
         command = launch.build_command(flavour, args.np, program, program_args,
                                        launcher=args.launcher)

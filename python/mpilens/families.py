@@ -1,19 +1,22 @@
 """The registry of measurement families: what each runs, and how its results are reported.
 
 Adding a family: write analysis/<name>.py (diagnose, compare) and plots/<name>.py (render), then
-add one Family(...) line to FAMILIES below.
+add one Family(...) line to FAMILIES below. A family may also declare options of its own command
+(passed on to its program) and extra content for the comparison page.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .analysis import overlap as overlap_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
+from .plots import overlap as overlap_plots
 from .plots import sanity as sanity_plots
 from .results import Run
-from .section import ReportSection
+from .section import Part, ReportSection
 
 PRESETS = ("quick", "default", "full")
 
@@ -21,6 +24,22 @@ PRESETS = ("quick", "default", "full")
 def standard_presets() -> Dict[str, List[str]]:
     """Most programs take a --preset option with the same names."""
     return {preset: ["--preset", preset] for preset in PRESETS}
+
+
+@dataclass(frozen=True)
+class FamilyOption:
+    """An option of one family's command, checked by mpilens, then given as is to its program."""
+
+    name: str
+    metavar: str
+    help: str
+    # The text to pass on, or an MpilensError saying what is wrong with it.
+    validator: Callable[[str], str]
+
+    @property
+    def dest(self) -> str:
+        # Prefixed so that no family option can collide with a launch option.
+        return "family_" + self.name.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -32,6 +51,9 @@ class Family:
     diagnose: Callable[[Run], List[str]]
     compare: Callable[[Run, Run], List[str]]
     presets: Mapping[str, Sequence[str]] = field(default_factory=standard_presets)
+    options: Sequence[FamilyOption] = ()
+    # Parts shown once for both runs of a comparison (run A, run B, their labels).
+    compare_parts: Optional[Callable[[Run, Run, Tuple[str, str]], List[Part]]] = None
 
     def preset_args(self, preset: str) -> List[str]:
         if preset not in self.presets:
@@ -40,11 +62,32 @@ class Family:
         return list(self.presets[preset])
 
 
+def overlap_bench_list(text: str) -> str:
+    """--bench of mpilens overlap: benchmark names of docs/overlap.md, or all."""
+    names = [name.strip() for name in text.split(",")]
+    allowed = (*overlap_analysis.BENCHES, "all")
+    if not all(names):
+        raise MpilensError(f'invalid benchmark list "{text}": expected names separated by '
+                           "commas, such as sender,receiver")
+    for name in names:
+        if name not in allowed:
+            raise MpilensError(f'unknown benchmark "{name}": choose from ' + ", ".join(allowed))
+    return ",".join(names)
+
+
 FAMILIES: Dict[str, Family] = {family.name: family for family in (
     Family("sanity", "mpilens-sanity",
            "check that this machine and MPI can be measured: clock, compute kernels, clock "
            "offsets, ready-first handshake, synchronized start",
            sanity_plots.render, sanity_analysis.diagnose, sanity_analysis.compare),
+    Family("overlap", "mpilens-overlap",
+           "Does non-blocking communication progress while the program computes? Heat maps "
+           "over message size × computation time (seed 000)",
+           overlap_plots.render, overlap_analysis.diagnose, overlap_analysis.compare,
+           options=(FamilyOption("--bench", "LIST", "benchmarks to run, separated by commas: "
+                                 + ", ".join(overlap_analysis.BENCHES) + ", or all",
+                                 overlap_bench_list),),
+           compare_parts=overlap_plots.compare_parts),
 )}
 
 

@@ -11,7 +11,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 from . import families
 from .markup import Markup, details, element, join, page, png_image, table
 from .results import Record, Run
-from .section import Plot, ReportSection
+from .section import Part, Plot, ReportSection
 from .units import format_time
 
 Row = Tuple[str, str]
@@ -139,6 +139,21 @@ def _notes(run: Run) -> Markup:
     return join([element("h3", "Notes"), element("ul", join(items))])
 
 
+def _embed(parts: Sequence[Part], outdir: Path, plot_prefix: str) -> List[Markup]:
+    """HTML for a family's parts; each plot is embedded and also saved under outdir/plots/."""
+    blocks = []
+    for part in parts:
+        if isinstance(part, Plot):
+            plot_dir = outdir / "plots"
+            plot_dir.mkdir(parents=True, exist_ok=True)
+            (plot_dir / f"{plot_prefix}{part.name}.png").write_bytes(part.png)
+            blocks.append(element("figure", join([png_image(part.png, part.caption),
+                                                  element("figcaption", part.caption)])))
+        else:
+            blocks.append(part)
+    return blocks
+
+
 def _section(run: Run, outdir: Path, plot_prefix: str, heading_suffix: str = "") -> Markup:
     """The family's section for a run, its plots also saved under outdir/plots/."""
     family = families.FAMILIES.get(run.family)
@@ -148,18 +163,8 @@ def _section(run: Run, outdir: Path, plot_prefix: str, heading_suffix: str = "")
                  "upgrade mpilens to see it.")])
     else:
         section = family.render(run)
-    parts = []
-    for part in section.parts:
-        if isinstance(part, Plot):
-            plot_dir = outdir / "plots"
-            plot_dir.mkdir(parents=True, exist_ok=True)
-            (plot_dir / f"{plot_prefix}{part.name}.png").write_bytes(part.png)
-            parts.append(element("figure", join([png_image(part.png, part.caption),
-                                                 element("figcaption", part.caption)])))
-        else:
-            parts.append(part)
-    return element("section", join([element("h2", section.title + heading_suffix), *parts,
-                                    _notes(run)]))
+    return element("section", join([element("h2", section.title + heading_suffix),
+                                    *_embed(section.parts, outdir, plot_prefix), _notes(run)]))
 
 
 def _subtitle(runs: Sequence[Run]) -> str:
@@ -228,8 +233,12 @@ def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
     body += [element("h2", "Differences"), _finding_list(differences + only)]
     for name in common:
         run_a, run_b = by_family_a[name], by_family_b[name]
+        family = families.FAMILIES.get(name)
+        both = (family.compare_parts(run_a, run_b, labels)
+                if family is not None and family.compare_parts is not None else [])
         body += [element("h2", f"{name}: runs"),
                  _metadata_comparison(run_a, run_b, labels),
+                 *_embed(both, outdir, f"{stem}-{name}-"),
                  element("div", join([
                      element("div", _section(run_a, outdir, f"{stem}-a-{name}-",
                                              f" (A: {labels[0]})")),

@@ -94,14 +94,12 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
     default:
         break;
     }
-    if (p->thread_level < spec->thread_level)
+    if (p->thread_level < spec->thread_level_required)
         ml_program_exit_usage(p, "the MPI library provides thread level %d, this program needs %d", p->thread_level,
-                              spec->thread_level);
+                              spec->thread_level_required);
 
-    p->stop_rule = p->reps.is_auto ? ml_stop_rule_auto() : ml_stop_rule_fixed(p->reps.count);
     MPI_Comm_dup(MPI_COMM_WORLD, &p->sync);
     ml_clock_measure(&p->clock);
-    p->stop_rule.floor_ns = p->clock.resolution_ns;
 }
 
 /* Rank 0 opens the file; returns 0, or -1 with err set. */
@@ -137,6 +135,12 @@ static int share_done_keys(ml_program_t *p)
 
 void ml_program_begin(ml_program_t *p, long points_total)
 {
+    /* Here, not at init: a program may give --reps a default that depends on another option. */
+    if (!ml_options_find(p->options, "reps")->value)
+        ml_program_exit_usage(p, "internal error: --reps has no value");
+    p->stop_rule = p->reps.is_auto ? ml_stop_rule_auto() : ml_stop_rule_fixed(p->reps.count);
+    p->stop_rule.floor_ns = p->clock.resolution_ns;
+
     ml_json_t meta;
     ml_json_init(&meta);
     ml_meta_args_t args = {

@@ -26,8 +26,11 @@ typedef struct {
     const char *family;       /* "sanity" */
     const char *program;      /* "mpilens-sanity" */
     const char *summary;      /* a paragraph for --help */
-    int thread_level;         /* required MPI thread level */
-    const char *default_reps; /* default of --reps: "auto" or a count */
+    int thread_level;         /* MPI thread level asked for */
+    int thread_level_required; /* below this the program cannot run at all; benchmarks that need
+                                  more than this check p->thread_level themselves */
+    const char *default_reps; /* default of --reps: "auto" or a count; NULL when the program sets it
+                                 with ml_options_default_late before ml_program_begin */
     const char *default_output;
 } ml_program_spec_t;
 
@@ -44,7 +47,7 @@ typedef struct {
     int resume;
     ml_reps_t reps;
     const char *progress_mode;
-    ml_stop_rule_t stop_rule; /* from --reps */
+    ml_stop_rule_t stop_rule; /* from --reps, set by ml_program_begin */
 
     ml_option_t *options;     /* the program's rows followed by the common ones */
     ml_results_t *results;    /* rank 0 only */

@@ -1,6 +1,7 @@
 #include "sync.h"
 
 #include <limits.h>
+#include <time.h>
 
 /* The communicator is private to mpilens, so fixed tags cannot collide with a benchmark's. */
 enum { TAG_HANDSHAKE_CMD = 101, TAG_HANDSHAKE_READY, TAG_OFFSET_PING, TAG_OFFSET_PONG };
@@ -91,21 +92,38 @@ int ml_offset_estimate_with(MPI_Comm comm, int max_rounds, int patience, ml_cloc
     return offset_peer_side(comm, clock, mine);
 }
 
-int ml_start_together(MPI_Comm comm, const ml_offset_t *offset, int64_t lead_ns, ml_start_t *out)
+int ml_idle_barrier(MPI_Comm comm)
 {
-    return ml_start_together_with(comm, ml_clock_ns, offset, lead_ns, out);
+    static const struct timespec nap = {0, 100000};
+    MPI_Request request;
+    int done = 0, rc = MPI_Ibarrier(comm, &request);
+    while (rc == MPI_SUCCESS && !done) {
+        rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            nanosleep(&nap, NULL);
+    }
+    return rc;
 }
 
-int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *offset, int64_t lead_ns,
+int ml_start_together(MPI_Comm comm, const ml_offset_t *offset, int64_t lead_ns, int go, ml_start_t *out)
+{
+    return ml_start_together_with(comm, ml_clock_ns, offset, lead_ns, go, out);
+}
+
+int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *offset, int64_t lead_ns, int go,
                            ml_start_t *out)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
-    int64_t start = rank == 0 ? clock() - offset->offset_ns + lead_ns : 0;
-    int rc = MPI_Bcast(&start, 1, MPI_INT64_T, 0, comm);
+    /* {start time, go}: one broadcast for both */
+    int64_t msg[2] = {rank == 0 ? clock() - offset->offset_ns + lead_ns : 0, go};
+    int rc = MPI_Bcast(msg, 2, MPI_INT64_T, 0, comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    int64_t now = clock() - offset->offset_ns;
+    out->go = (int)msg[1];
+    if (!out->go)
+        return MPI_SUCCESS;
+    int64_t start = msg[0], now = clock() - offset->offset_ns;
     out->late = now >= start;
     while (now < start)
         now = clock() - offset->offset_ns;

@@ -47,7 +47,13 @@ int ml_offset_estimate_with(MPI_Comm comm, int max_rounds, int patience, ml_cloc
 /* Rank 0's clock as seen from this rank. */
 static inline int64_t ml_global_ns(const ml_offset_t *o) { return ml_clock_ns() - o->offset_ns; }
 
+/* Collective. A barrier for ranks that have nothing to do meanwhile: it sleeps between checks
+ * instead of spinning in the MPI progress engine, so on shared cores it takes no CPU from the
+ * ranks that are measuring. Not for timed regions: it returns up to ~100 us late. */
+int ml_idle_barrier(MPI_Comm comm);
+
 typedef struct {
+    int go;              /* rank 0's decision: start (1) or stop (0, and nothing else is set) */
     int64_t start_ns;    /* the common start time, on rank 0's clock */
     int64_t lateness_ns; /* how long after it this rank left the wait */
     int late;            /* the time had already passed when this rank got there: the lead was
@@ -55,9 +61,11 @@ typedef struct {
 } ml_start_t;
 
 /* Collective. Rank 0 picks the global time "now + lead_ns" and broadcasts it; every rank spins
- * until its global clock reaches it. */
-int ml_start_together(MPI_Comm comm, const ml_offset_t *offset, int64_t lead_ns, ml_start_t *out);
-int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *offset, int64_t lead_ns,
+ * until its global clock reaches it. Rank 0's `go` travels with the time (other ranks' is
+ * ignored): with go = 0 every rank returns at once with out->go = 0, so a repetition loop learns
+ * that it is over from the message that would have started the next repetition. */
+int ml_start_together(MPI_Comm comm, const ml_offset_t *offset, int64_t lead_ns, int go, ml_start_t *out);
+int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *offset, int64_t lead_ns, int go,
                            ml_start_t *out);
 
 #endif

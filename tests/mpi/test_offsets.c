@@ -64,7 +64,8 @@ int main(int argc, char **argv)
     double bound = (double)skewed.rtt_ns / 2.0 + 2.0 * resolution;
     for (int rep = 0; rep < 20; rep++) {
         ml_start_t start;
-        CHECK(ml_start_together_with(comm, skewed_clock, &skewed, 1000000, &start) == MPI_SUCCESS);
+        CHECK(ml_start_together_with(comm, skewed_clock, &skewed, 1000000, 1, &start) == MPI_SUCCESS);
+        CHECK(start.go == 1);
         int64_t left_real = ml_clock_ns();
         int64_t root_start = start.start_ns;
         MPI_Bcast(&root_start, 1, MPI_INT64_T, 0, comm);
@@ -73,6 +74,10 @@ int main(int argc, char **argv)
         if (one_host)
             CHECK((double)left_real >= (double)start.start_ns - bound);
     }
+    /* rank 0's stop travels with the start message: every rank learns it, nobody waits */
+    ml_start_t stop;
+    CHECK(ml_start_together_with(comm, skewed_clock, &skewed, 1000000000, rank == 0 ? 0 : 1, &stop) == MPI_SUCCESS);
+    CHECK(stop.go == 0);
     MPI_Comm_free(&comm);
     return mpitest_finish();
 }

@@ -8,15 +8,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import pytest
 
+from mpilens import families
 from mpilens.results import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "fixtures"
 SANITY_FIXTURE = FIXTURES / "sanity-2ranks.jsonl"
+OVERLAP_FIXTURE = FIXTURES / "overlap-synthetic.jsonl"
+FAKE_PROGRAM = Path(__file__).resolve().parent / "fake_program.py"
 
 
 def read_records(path: Path) -> list:
@@ -68,3 +71,43 @@ def run_cli(*args: str, cwd: Path = ROOT, env: Optional[dict] = None,
     environment.update(env or {})
     return subprocess.run([sys.executable, "-m", "mpilens", *args], cwd=cwd, env=environment,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def make_overlap_run(points: list, notes: Sequence[dict] = (), **meta_changes) -> Run:
+    """A synthetic overlap run: the overlap fixture's meta (with changes), points and notes."""
+    meta = copy.deepcopy(read_records(OVERLAP_FIXTURE)[0])
+    meta.update(meta_changes)
+    meta["points_total"] = len(points)
+    return Run(path=Path("overlap.jsonl"), meta=meta, points=points, notes=list(notes))
+
+
+def overlap_point(bench: str, size: int, y: int, stats: dict, **params) -> dict:
+    """An overlap point keyed as docs/overlap.md says; y is compute_ns, or threads for nload."""
+    y_name = "threads" if bench == "nload" else "compute_ns"
+    return {"type": "point", "family": "overlap", "bench": bench,
+            "key": f"{bench}/size_bytes={size}/{y_name}={y}",
+            "params": {"size_bytes": size, y_name: y, **params}, "stats": stats}
+
+
+def map_point(bench: str, size: int, compute: int, ratio: float, t_comm: float) -> dict:
+    """A point of a ratio map whose measured computation is as requested and whose ratio is
+    exactly `ratio` (T_measured made to fit)."""
+    t_measured = max(t_comm, compute) + ratio * min(t_comm, compute)
+    return overlap_point(bench, size, compute, {
+        "t_measured_ns": t_measured, "t_comm_ns": t_comm, "t_comp_ns": compute, "lat0_ns": 0,
+        "ratio": ratio})
+
+
+def overlap_note(text: str, level: str = "skip") -> dict:
+    return {"type": "note", "level": level, "text": text, "date": "2026-11-22T11:02:00Z"}
+
+
+def fake_bin(directory: Path, source: Path, log: Path) -> dict:
+    """A bin dir whose every mpilens program replays `source` (see fake_program.py), and the
+    environment that program reads."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for family in families.FAMILIES.values():
+        program = directory / family.program
+        program.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_PROGRAM} \"$@\"\n")
+        program.chmod(0o755)
+    return {"FAKE_SOURCE": str(source), "FAKE_LOG": str(log)}

@@ -290,20 +290,21 @@ static void check_start(sanity_t *s, const ml_offset_t *offset)
         ml_stopper_start(&stopper, &p->stop_rule);
         long late_reps = 0;
         ml_stop_t reason = ML_STOP_CONTINUE;
-        do {
-            ml_start_t start;
-            int64_t worst;
-            int any_late;
-            ml_start_together(p->sync, offset, lead, &start);
-            MPI_Reduce(&start.lateness_ns, &worst, 1, MPI_INT64_T, MPI_MAX, 0, p->sync);
-            MPI_Reduce(&start.late, &any_late, 1, MPI_INT, MPI_LOR, 0, p->sync);
+        ml_start_t start;
+        for (;;) {
+            /* rank 0's stopping decision travels with the next start time */
+            ml_start_together(p->sync, offset, lead, reason == ML_STOP_CONTINUE, &start);
+            if (!start.go)
+                break;
+            int64_t late_and_worst[2] = {start.late, start.lateness_ns}, max[2];
+            MPI_Reduce(late_and_worst, max, 2, MPI_INT64_T, MPI_MAX, 0, p->sync);
             if (p->rank == 0) {
-                late_reps += any_late;
-                if (ml_sample_add(&sample, (double)worst) != 0)
+                late_reps += max[0];
+                if (ml_sample_add(&sample, (double)max[1]) != 0)
                     MPI_Abort(MPI_COMM_WORLD, 2);
                 reason = ml_stopper_check(&stopper, &sample);
             }
-        } while (ml_program_agree(p, reason == ML_STOP_CONTINUE));
+        }
         if (p->rank == 0) {
             ml_summary_t sum;
             ml_summarize(sample.values, sample.n, p->stop_rule.ci_level, &sum);
@@ -343,6 +344,7 @@ int main(int argc, char **argv)
                    "resolution and cost, accuracy of the compute kernels, clock offsets between ranks and\n"
                    "their drift, the ready-first handshake, and starting all ranks at one global time.",
         .thread_level = MPI_THREAD_SINGLE,
+        .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = "auto",
         .default_output = "mpilens-sanity.jsonl",
     };

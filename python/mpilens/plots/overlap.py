@@ -1,0 +1,302 @@
+"""The overlap report section: heat maps of the overhead ratio (seed 000, III-C) and mosaics."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..analysis import overlap
+from ..markup import Markup, element, join, table
+from ..results import Run
+from ..section import Part, Plot, ReportSection
+from ..units import format_size, format_time
+from .common import new_figure, to_plot
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.collections import QuadMesh
+    from matplotlib.colorbar import Colorbar
+    from matplotlib.colors import Colormap
+    from matplotlib.figure import Figure
+
+TITLE = "Overlap of communication and computation"
+
+RATIO_MAX = 2.0
+SLOWDOWN_MIN, SLOWDOWN_MAX = 1.0, 1000.0
+# The seed's convention: 0 black, near 0 purple, 1 red, above 1 towards yellow, 2 and up yellow.
+RATIO_COLOURS = ((0.0, "#000000"), (0.15, "#5b0f7a"), (0.5, "#d41c1c"), (0.75, "#ff8c00"),
+                 (1.0, "#ffff33"))
+MISSING = "0.8"  # cells with no measured point: grey, distinct from every colour of the scale
+MAX_TICKS = 6
+PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
+SMALL_FONT = 7
+
+RATIO_LABEL = "overhead ratio"
+SLOWDOWN_LABEL = "slowdown T / T_comm"
+COLOUR_KEY = ("Colour: overhead ratio, black 0 (perfect overlap), purple near 0, red 1 "
+              "(serialised), yellow 2 and above (slower than serialised); grey: not measured; "
+              "white line: T_comm, computation longer than communication above it")
+NLOAD_KEY = ("nload's colour: slowdown on a logarithmic scale from 1 to 1000, over the number "
+             "of computing threads")
+
+
+def ratio_colormap() -> "Colormap":
+    from matplotlib.colors import LinearSegmentedColormap
+
+    return LinearSegmentedColormap.from_list("mpilens-ratio", RATIO_COLOURS).with_extremes(
+        bad=MISSING)
+
+
+def geometric_edges(values: Sequence[float]) -> List[float]:
+    """Cell borders on a log axis: geometric midpoints; outer cells as wide as their neighbour."""
+    if len(values) == 1:
+        return [values[0] / math.sqrt(2), values[0] * math.sqrt(2)]
+    inner = [math.sqrt(a * b) for a, b in zip(values, values[1:])]
+    return [values[0] ** 2 / inner[0], *inner, values[-1] ** 2 / inner[-1]]
+
+
+def linear_edges(values: Sequence[float]) -> List[float]:
+    if len(values) == 1:
+        return [values[0] - 0.5, values[0] + 0.5]
+    inner = [(a + b) / 2 for a, b in zip(values, values[1:])]
+    return [2 * values[0] - inner[0], *inner, 2 * values[-1] - inner[-1]]
+
+
+def size_ticks(low: float, high: float) -> List[float]:
+    """Powers of two within [low, high], every 1, 2, 3, 5, 10... of them to keep few labels."""
+    exponents = range(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
+    ticks: List[float] = []
+    for step in (1, 2, 3, 5, 10, 20):
+        ticks = [2.0 ** e for e in exponents if e % step == 0]
+        if len(ticks) <= MAX_TICKS:
+            break
+    return ticks
+
+
+def time_ticks(low: float, high: float) -> List[float]:
+    """1-2-5 values within [low, high], else whole decades, thinned to few labels."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    ticks: List[float] = []
+    for mantissas, step in (((1, 2, 5), 1), ((1,), 1), ((1,), 2), ((1,), 3)):
+        ticks = [m * 10.0 ** d for d in decades if d % step == 0 for m in mantissas
+                 if low <= m * 10.0 ** d <= high]
+        if len(ticks) <= MAX_TICKS:
+            break
+    return ticks
+
+
+def _log_axis(axis: "Axis", ticks: Sequence[float], label: Callable[[float], str]) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: label(value)))
+    # Log axes add unlabelled minor ticks at 2..9 × 10^k, which mean nothing for sizes.
+    axis.set_minor_locator(NullLocator())
+
+
+def _blank(axes: "Axes", text: str) -> None:
+    axes.set_facecolor(MISSING)
+    axes.set_xticks([])
+    axes.set_yticks([])
+    axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center",
+              fontsize=SMALL_FONT)
+
+
+def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional["QuadMesh"]:
+    """One benchmark's map, a rectangle per measured point, as measured (no interpolation)."""
+    import numpy as np
+    from matplotlib.colors import LogNorm, Normalize
+
+    nload = grid.bench == overlap.NLOAD
+    # Log axes cannot place 0 B or 0 ns; nload's thread axis is linear and keeps 0 threads.
+    columns = [j for j, size in enumerate(grid.sizes) if size > 0]
+    rows = [i for i, y in enumerate(grid.ys) if nload or y > 0]
+    if not columns or not rows:
+        _blank(axes, "nothing to draw")
+        return None
+    sizes = [grid.sizes[j] for j in columns]
+    ys = [grid.ys[i] for i in rows]
+    values = np.array(grid.values("slowdown" if nload else "ratio"), dtype=float)
+    low, high = (SLOWDOWN_MIN, SLOWDOWN_MAX) if nload else (0.0, RATIO_MAX)
+    data = np.ma.masked_invalid(np.clip(values[np.ix_(rows, columns)], low, high))
+    x_edges = geometric_edges(sizes)
+    y_edges = linear_edges(ys) if nload else geometric_edges(ys)
+    axes.set_facecolor(MISSING)
+    mesh = axes.pcolormesh(x_edges, y_edges, data, cmap=ratio_colormap(),
+                           norm=LogNorm(low, high) if nload else Normalize(low, high))
+    axes.set_xscale("log")
+    _log_axis(axes.xaxis, size_ticks(x_edges[0], x_edges[-1]) or sizes, format_size)
+    if nload:
+        from matplotlib.ticker import MaxNLocator
+
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        axes.set_yscale("log")
+        _log_axis(axes.yaxis, time_ticks(y_edges[0], y_edges[-1]) or ys, format_time)
+        _draw_t_comm(axes, grid)
+    axes.set_xlim(x_edges[0], x_edges[-1])
+    axes.set_ylim(y_edges[0], y_edges[-1])
+    return mesh
+
+
+def _draw_t_comm(axes: "Axes", grid: overlap.Grid) -> None:
+    """The seed's white line: where T_comp = T_comm, the border between the two regions."""
+    line = [(size, t) for size, t in zip(grid.sizes, grid.t_comm)
+            if size > 0 and t is not None and t > 0]
+    if line:
+        axes.plot(*zip(*line), color="white", linewidth=1.5,
+                  marker="o" if len(line) == 1 else None, markersize=3)
+
+
+def _plain_ticks(bar: "Colorbar") -> None:
+    """1, 10, 100 rather than 10^0, 10^1, 10^2 on the slowdown scale: a factor reads better."""
+    from matplotlib.ticker import FuncFormatter
+
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def _literal(text: str) -> str:
+    """User text for matplotlib: a pair of $ would otherwise start a formula, which may not parse."""
+    return text.replace("$", r"\$")
+
+
+def _y_label(bench: str) -> str:
+    return "computing threads" if bench == overlap.NLOAD else "computation time"
+
+
+def colour_label(bench: str) -> str:
+    if bench == overlap.NLOAD:
+        return SLOWDOWN_LABEL
+    return f"worst rank's {RATIO_LABEL}" if bench in overlap.COLLECTIVES else RATIO_LABEL
+
+
+def map_figure(grid: overlap.Grid) -> "Figure":
+    figure = new_figure((6.4, 4.4))
+    axes = figure.add_subplot()
+    mesh = draw_map(axes, grid)
+    axes.set_xlabel("message size")
+    axes.set_ylabel(_y_label(grid.bench))
+    axes.set_title(f"{grid.bench}: {overlap.LABELS[grid.bench]}")
+    if mesh is not None:
+        _plain_ticks(figure.colorbar(mesh, ax=axes, label=colour_label(grid.bench)))
+    return figure
+
+
+def map_caption(bench: str) -> str:
+    return f"{overlap.LABELS[bench]} ({bench}): {overlap.MEASURES[bench]}."
+
+
+def _draw_panel(axes: "Axes", run: Run, bench: str) -> Optional["QuadMesh"]:
+    axes.tick_params(labelsize=SMALL_FONT)
+    if not run.points_of(bench):
+        _blank(axes, "not measured")
+        return None
+    return draw_map(axes, overlap.grid(run, bench))
+
+
+def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
+    """Every benchmark of the runs side by side, one row per run labelled on the left (seed
+    figures 2-4), with one colour bar for all ratio maps and one for nload."""
+    benches = [b for b in overlap.BENCHES if any(run.points_of(b) for _, run in rows)]
+    figure = new_figure((1.2 + PANEL_WIDTH * max(len(benches), 1),
+                         0.8 + PANEL_HEIGHT * len(rows)))
+    if not benches:
+        _blank(figure.add_subplot(), "no overlap benchmark measured")
+        return figure
+    panels = figure.subplots(len(rows), len(benches), squeeze=False)
+    # Per colour scale (nload or ratio): one of its meshes, and every panel drawn with it.
+    meshes: Dict[bool, Tuple["QuadMesh", List["Axes"]]] = {}
+    for r, (label, run) in enumerate(rows):
+        for c, bench in enumerate(benches):
+            axes = panels[r][c]
+            mesh = _draw_panel(axes, run, bench)
+            if mesh is not None:
+                meshes.setdefault(bench == overlap.NLOAD, (mesh, []))[1].append(axes)
+            if r == 0:
+                axes.set_title(bench, fontsize=9)
+            if r == len(rows) - 1:
+                axes.set_xlabel("message size", fontsize=SMALL_FONT)
+            # nload's y axis is not time, so it is labelled wherever it stands.
+            if c == 0 or bench == overlap.NLOAD:
+                axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
+        if label:
+            panels[r][0].set_ylabel(f"{_literal(label)}\n{_y_label(benches[0])}", fontsize=9)
+    for is_nload, (mesh, axes_list) in meshes.items():
+        bar = figure.colorbar(mesh, ax=axes_list, shrink=0.9,
+                              label=SLOWDOWN_LABEL if is_nload else RATIO_LABEL)
+        _plain_ticks(bar)
+        bar.ax.tick_params(labelsize=SMALL_FONT)
+    return figure
+
+
+def _diagnosis_list(sentences: Sequence[str]) -> Markup:
+    if not sentences:
+        return element("p", "Nothing to report.")
+    return element("ul", join(
+        element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
+                else None) for s in sentences))
+
+
+def _percent(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.0f}%"
+
+
+def _summary_part(run: Run) -> List[Part]:
+    summaries = [overlap.map_summary(run, bench) for bench in overlap.ratio_maps(run)]
+    if not summaries:
+        return []
+    rows = [[s.bench, s.points]
+            + [_percent(100 * s.shares[kind]) if s.shares else "n/a" for kind in overlap.CLASSES]
+            + ["n/a" if s.median_ratio is None else f"{s.median_ratio:.2f}",
+               _percent(s.osu_pct), _percent(s.imb_pct)] for s in summaries]
+    bounds = (f"< {overlap.OVERLAP_BELOW}", f"{overlap.OVERLAP_BELOW}–{overlap.PARTIAL_BELOW}",
+              f"{overlap.PARTIAL_BELOW}–{overlap.NONE_UP_TO}", f"> {overlap.NONE_UP_TO}")
+    header = (["benchmark", "points"]
+              + [f"{overlap.CLASS_NAMES[kind]} ({text})"
+                 for kind, text in zip(overlap.CLASSES, bounds)]
+              + ["median ratio", "median OSU overlap", "median IMB overlap"])
+    return [element("h3", "Summary"), table(header, rows),
+            element("p", "OSU and IMB overlap: the percentages those benchmark suites would "
+                         "report, recomputed from the same times (100% = perfect overlap).")]
+
+
+def _maps_part(run: Run) -> List[Part]:
+    parts: List[Part] = []
+    for bench in overlap.benches_present(run):
+        parts += [element("h3", f"{bench}: {overlap.LABELS[bench]}"),
+                  to_plot(map_figure(overlap.grid(run, bench)), f"map-{bench}",
+                          map_caption(bench))]
+    return parts
+
+
+def _reference_part(run: Run) -> List[Part]:
+    rows = overlap.reference_rows(run)
+    if not rows:
+        return []
+    return [element("h3", "References"),
+            table(["size", "one-way time (ping-pong)", "blocking MPI_Send"],
+                  [[format_size(size), format_time(one_way), format_time(send)]
+                   for size, one_way, send in rows])]
+
+
+def mosaic_plot(rows: Sequence[Tuple[str, Run]], name: str, caption: str) -> Plot:
+    return to_plot(mosaic_figure(rows), name, f"{caption} {COLOUR_KEY}. {NLOAD_KEY}.")
+
+
+def render(run: Run) -> ReportSection:
+    if not overlap.benches_present(run) and not overlap.reference_rows(run):
+        return ReportSection(TITLE, [element("p", "This file holds no overlap measurement.")])
+    parts: List[Part] = [element("h3", "Diagnosis"), _diagnosis_list(overlap.diagnose(run))]
+    if overlap.benches_present(run):
+        parts += [mosaic_plot([("", run)], "mosaic", "Every map of this run (x: message size, "
+                              "y: computation time).")]
+    return ReportSection(TITLE, parts + _summary_part(run) + _maps_part(run)
+                         + _reference_part(run))
+
+
+def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
+    """Both runs' maps in one figure, A above B, for the comparison page."""
+    return [element("h3", "Overlap maps, A above B"),
+            mosaic_plot([(f"A: {labels[0]}", run_a), (f"B: {labels[1]}", run_b)], "mosaic",
+                        f"Top row: A ({labels[0]}); bottom row: B ({labels[1]}).")]

@@ -1,0 +1,249 @@
+/* mpilens-overlap: does non-blocking communication progress while the program computes?
+ *
+ * The benchmark suite of seed 000 over message size x computation time, plus non-blocking
+ * collectives, several pending requests, late receivers and a blocking control
+ * (docs/overlap.md). This file holds options, the parameter space, memory and the map records. */
+#include <hwloc.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "overlap.h"
+#include "series.h"
+#include "sync.h"
+
+#define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,ibcast,iallreduce,ialltoall"
+
+int overlap_selected(const overlap_t *o, const char *bench) { return ml_list_contains(&o->benches, bench); }
+
+/* ---- options and presets --------------------------------------------------------------- */
+
+typedef struct {
+    const char *name, *sizes, *compute, *density, *reps;
+} preset_t;
+
+static const preset_t presets[] = {
+    {"quick", "1:1M", "1us:1ms", "1", "10"},
+    {"default", "1:16M", "1us:10ms", "2", "50"},
+    {"full", "1:16M", "1us:10ms", "2", "auto"},
+};
+
+static int hwloc_pus(void)
+{
+    hwloc_topology_t topo;
+    int pus = 1;
+    if (hwloc_topology_init(&topo) == 0) {
+        if (hwloc_topology_load(topo) == 0)
+            pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        hwloc_topology_destroy(topo);
+    }
+    return pus > 0 ? pus : 1;
+}
+
+/* Options whose default depends on --preset (or on the machine) get it once --preset is known. */
+static void apply_presets(overlap_t *o)
+{
+    const preset_t *p = &presets[1];
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(presets[i].name, o->preset) == 0)
+            p = &presets[i];
+    char pus[16];
+    snprintf(pus, sizeof pus, "%d", hwloc_pus());
+    ml_option_t *t = o->prog.options;
+    if (ml_options_default_late(t, "sizes", p->sizes) || ml_options_default_late(t, "compute", p->compute) ||
+        ml_options_default_late(t, "density", p->density) || ml_options_default_late(t, "reps", p->reps) ||
+        ml_options_default_late(t, "threads", pus))
+        ml_program_exit_usage(&o->prog, "internal error: a preset value does not parse");
+}
+
+/* ---- the parameter space --------------------------------------------------------------- */
+
+static void plan(overlap_t *o)
+{
+    double factor = pow(2.0, 1.0 / (double)o->density);
+    o->n_sizes = ml_geometric_series((int64_t)o->sizes.lo, (int64_t)o->sizes.hi, factor, o->size_values, MAX_VALUES);
+    o->n_computes = ml_geometric_series(o->compute.lo, o->compute.hi, factor, o->compute_values, MAX_VALUES);
+    if (o->compute.lo == 0)
+        ml_program_exit_usage(&o->prog, "invalid value for --compute: computation times must be at least 1ns "
+                                        "(the ratio divides by them)");
+
+    /* noncontig: whole 32-byte blocks, the nearest to each size; below one block, nothing */
+    o->n_noncontig = o->n_noncontig_too_small = 0;
+    for (size_t i = 0; i < o->n_sizes; i++) {
+        int64_t blocks = llround((double)o->size_values[i] / NONCONTIG_BLOCK);
+        if (blocks < 1) {
+            o->n_noncontig_too_small++;
+            continue;
+        }
+        int64_t size = blocks * NONCONTIG_BLOCK;
+        if (o->n_noncontig == 0 || o->noncontig_sizes[o->n_noncontig - 1] != size)
+            o->noncontig_sizes[o->n_noncontig++] = size;
+    }
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* Bytes of each of the two message buffers: the largest message of any selected benchmark. */
+static size_t buffer_bytes(const overlap_t *o)
+{
+    size_t largest = o->n_sizes ? (size_t)o->size_values[o->n_sizes - 1] : 0;
+    size_t need = largest;
+    if (overlap_selected(o, "noncontig") && o->n_noncontig)
+        need = (size_t)o->noncontig_sizes[o->n_noncontig - 1] / NONCONTIG_BLOCK * NONCONTIG_STRIDE;
+    if (overlap_selected(o, "ialltoall") && largest * (size_t)o->prog.size > need)
+        need = largest * (size_t)o->prog.size;
+    return need > largest ? need : largest;
+}
+
+static double node_memory_per_rank(void)
+{
+    MPI_Comm node;
+    int local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    return (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / local;
+}
+
+static void format_bytes(char *buf, size_t len, double bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", bytes, units[u]);
+}
+
+/* Refuses sizes whose buffers would not fit in a fair share of the node's memory, on every rank
+ * at once; then allocates the buffers and touches them, so first-touch costs are not measured. */
+static void allocate_buffers(overlap_t *o)
+{
+    o->buf_len = buffer_bytes(o);
+    double need = 2.0 * (double)o->buf_len, have = node_memory_per_rank();
+    int too_big = need > have / 2, any_too_big;
+    MPI_Allreduce(&too_big, &any_too_big, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any_too_big) {
+        char needs[32], haves[32];
+        format_bytes(needs, sizeof needs, need);
+        format_bytes(haves, sizeof haves, have);
+        ml_program_exit_usage(&o->prog,
+                              "these sizes need %s of buffers per rank, more than half of the %s of memory each "
+                              "rank has on this node; lower the maximum of --sizes",
+                              needs, haves);
+    }
+    o->send_buf = malloc(o->buf_len ? o->buf_len : 1);
+    o->recv_buf = malloc(o->buf_len ? o->buf_len : 1);
+    int failed = !o->send_buf || !o->recv_buf, any_failed;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any_failed)
+        ml_program_exit_usage(&o->prog, "cannot allocate message buffers of %zu bytes", o->buf_len);
+    memset(o->send_buf, 1, o->buf_len);
+    memset(o->recv_buf, 0, o->buf_len);
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+static double median_of(const overlap_t *o, const ml_sample_t *s)
+{
+    ml_summary_t sum;
+    return ml_summarize(s->values, s->n, o->prog.stop_rule.ci_level, &sum) == 0 ? sum.median : NAN;
+}
+
+void overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
+                             const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
+                             ml_stop_t reason, const char *extra_name, int64_t extra_value)
+{
+    double t_measured = median_of(o, t), t_comp = median_of(o, comp);
+    ml_json_t j;
+    ml_json_init(&j);
+    ml_record_point_begin(&j, FAMILY, bench, key);
+    ml_json_begin_object(&j, "params");
+    ml_json_int(&j, "size_bytes", size);
+    ml_json_int(&j, "compute_ns", compute);
+    if (extra_name)
+        ml_json_int(&j, extra_name, extra_value);
+    ml_json_end_object(&j);
+    ml_json_begin_object(&j, "stats");
+    ml_json_double(&j, "t_measured_ns", t_measured);
+    ml_json_double(&j, "t_comm_ns", t_comm);
+    ml_json_double(&j, "t_comp_ns", t_comp);
+    ml_json_double(&j, "lat0_ns", lat0);
+    ml_json_double(&j, "ratio", ml_overlap_ratio(t_measured, t_comm, t_comp));
+    ml_json_sample(&j, "sample", t, &o->prog.stop_rule, reason);
+    ml_json_sample(&j, "comp", comp, &o->prog.stop_rule, reason);
+    ml_json_end_object(&j);
+    ml_json_end_object(&j);
+    ml_program_point(&o->prog, &j);
+    ml_json_free(&j);
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static void note_skips(overlap_t *o)
+{
+    if (o->prog.resume)
+        return;
+    if (overlap_selected(o, "noncontig") && o->n_noncontig_too_small) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "noncontig: %zu size(s) below one 32-byte block skipped; other sizes rounded to whole blocks",
+                 o->n_noncontig_too_small);
+        ml_program_note(&o->prog, "skip", text, NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const ml_program_spec_t spec = {
+        .family = FAMILY,
+        .program = "mpilens-overlap",
+        .summary = "Does non-blocking communication progress while the program computes? Measures the overhead\n"
+                   "ratio of seed 000 over message size x computation time for each benchmark: sender, receiver,\n"
+                   "bidir, noncontig, cpu, nload, plus a blocking control, late receivers, several pending\n"
+                   "requests and non-blocking collectives (docs/overlap.md). Needs at least 2 ranks.",
+        /* nload needs FUNNELED; without it nload alone is skipped */
+        .thread_level = MPI_THREAD_FUNNELED,
+        .thread_level_required = MPI_THREAD_SINGLE,
+        .default_reps = NULL,
+        .default_output = "mpilens-overlap.jsonl",
+    };
+    overlap_t o;
+    memset(&o, 0, sizeof o);
+    ml_option_t options[] = {
+        {"preset", ML_OPT_CHOICE, "quick|default|full", "default", "quick,default,full",
+         "parameter space and repetitions (see docs/overlap.md)", &o.preset, 0, 0, NULL},
+        {"bench", ML_OPT_LIST, "LIST", "all", BENCHES, "benchmarks to run", &o.benches, 0, 0, NULL},
+        {"sizes", ML_OPT_SIZE_RANGE, "MIN:MAX", NULL, NULL, "message sizes (by preset: quick 1:1M, else 1:16M)",
+         &o.sizes, 0, 0, NULL},
+        {"compute", ML_OPT_TIME_RANGE, "MIN:MAX", NULL, NULL,
+         "computation times (by preset: quick 1us:1ms, else 1us:10ms)", &o.compute, 0, 0, NULL},
+        {"density", ML_OPT_INT, "N", NULL, NULL, "values per doubling of size and time (by preset: quick 1, else 2)",
+         &o.density, 1, 8, NULL},
+        {"threads", ML_OPT_INT, "N", NULL, NULL, "nload: up to N computing threads (default: the node's PUs)",
+         &o.max_threads, 0, 1024, NULL},
+        ML_OPTIONS_END,
+    };
+    ml_program_init(&o.prog, &spec, options, argc, argv);
+    apply_presets(&o);
+    if (o.prog.size < 2)
+        ml_program_exit_usage(&o.prog, "needs at least 2 ranks (a sender and a receiver); got %d", o.prog.size);
+    plan(&o);
+    allocate_buffers(&o);
+    MPI_Comm_dup(MPI_COMM_WORLD, &o.comm);
+
+    ml_program_begin(&o.prog, p2p_points(&o) + nload_points(&o) + nbc_points(&o));
+    note_skips(&o);
+    p2p_run(&o);
+    nload_run(&o);
+    nbc_run(&o);
+
+    MPI_Comm_free(&o.comm);
+    free(o.send_buf);
+    free(o.recv_buf);
+    return ml_program_finish(&o.prog);
+}

@@ -1,0 +1,485 @@
+/* Leader/follower benchmarks of the overlap suite and their references (docs/overlap.md).
+ *
+ * Each benchmark is a row of a table: what the leader does in one repetition (and how long its
+ * sequence and its computation took), what each follower does, and how the leader's sequence
+ * time becomes T_measured. One driver runs every row: ready-first handshake with each follower,
+ * one warm-up repetition, then repetitions until the stopping rule says stop. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "compute.h"
+#include "overlap.h"
+#include "sync.h"
+
+enum { TAG_DATA = 1, TAG_ACK, TAG_CTS };
+enum { LEADER = 0 };
+
+typedef struct {
+    int64_t size;   /* payload bytes */
+    int count;      /* elements of `type` */
+    MPI_Datatype type;
+    int64_t compute_ns;
+    int first, last; /* the followers: ranks first..last */
+} p2p_point_t;
+
+/* How a leader's sequence time becomes the sample value (docs/overlap.md, column T_measured). */
+typedef enum { SEQUENCE, MINUS_LAT0, HALF } measure_t;
+
+typedef struct {
+    const char *name;
+    void (*lead)(overlap_t *o, const p2p_point_t *pt, int64_t *sequence_ns, int64_t *compute_ns);
+    void (*follow)(overlap_t *o, const p2p_point_t *pt);
+    measure_t measure;
+} p2p_bench_t;
+
+static int64_t compute(int64_t ns) { return ns > 0 ? ml_compute_time(ns) : 0; }
+
+static void wait(MPI_Request *r) { MPI_Wait(r, MPI_STATUS_IGNORE); }
+
+/* ---- one repetition of each benchmark ------------------------------------------------------ */
+
+static void lead_pingpong(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    int64_t t0 = ml_clock_ns();
+    MPI_Send(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm);
+    MPI_Recv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, MPI_STATUS_IGNORE);
+    *seq = ml_clock_ns() - t0;
+    *comp = 0;
+}
+
+static void follow_pingpong(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Recv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, MPI_STATUS_IGNORE);
+    MPI_Send(o->send_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm);
+}
+
+static void lead_send(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    int64_t t0 = ml_clock_ns();
+    MPI_Send(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm);
+    *seq = ml_clock_ns() - t0;
+    *comp = 0;
+}
+
+static void follow_recv(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Recv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, MPI_STATUS_IGNORE);
+}
+
+static void lead_sender(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r;
+    int64_t t0 = ml_clock_ns();
+    MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    *comp = compute(pt->compute_ns);
+    wait(&r);
+    MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
+    *seq = ml_clock_ns() - t0;
+}
+
+static void follow_and_ack(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Recv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, MPI_STATUS_IGNORE);
+    MPI_Send(NULL, 0, MPI_BYTE, LEADER, TAG_ACK, o->comm);
+}
+
+static void lead_receiver(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r;
+    int64_t t0 = ml_clock_ns();
+    MPI_Send(NULL, 0, MPI_BYTE, pt->first, TAG_CTS, o->comm);
+    MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    *comp = compute(pt->compute_ns);
+    wait(&r);
+    *seq = ml_clock_ns() - t0;
+}
+
+static void follow_receiver(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Recv(NULL, 0, MPI_BYTE, LEADER, TAG_CTS, o->comm, MPI_STATUS_IGNORE);
+    MPI_Send(o->send_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm);
+}
+
+static void lead_bidir(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r;
+    int64_t t0 = ml_clock_ns();
+    MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    int64_t c1 = compute(pt->compute_ns);
+    wait(&r);
+    MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    int64_t c2 = compute(pt->compute_ns);
+    wait(&r);
+    *seq = ml_clock_ns() - t0;
+    /* T_measured is half the sequence, and each half holds one computation */
+    *comp = (c1 + c2) / 2;
+}
+
+static void follow_bidir(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Request r;
+    MPI_Irecv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, &r);
+    compute(pt->compute_ns);
+    wait(&r);
+    MPI_Isend(o->send_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, &r);
+    compute(pt->compute_ns);
+    wait(&r);
+}
+
+static void lead_cpu(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r;
+    int64_t t0 = ml_clock_ns();
+    MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    *comp = compute(pt->compute_ns);
+    wait(&r);
+    *seq = ml_clock_ns() - t0;
+}
+
+static void lead_control(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    int64_t t0 = ml_clock_ns();
+    *comp = compute(pt->compute_ns);
+    MPI_Send(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm);
+    MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
+    *seq = ml_clock_ns() - t0;
+}
+
+/* The follower sends as soon as the handshake is over; the leader waits until the message (or,
+ * for rendezvous sizes, its request to send) has arrived unmatched, then posts its receive. */
+static void lead_late(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r;
+    int arrived = 0;
+    while (!arrived)
+        MPI_Iprobe(pt->first, TAG_DATA, o->comm, &arrived, MPI_STATUS_IGNORE);
+    int64_t t0 = ml_clock_ns();
+    MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
+    *comp = compute(pt->compute_ns);
+    wait(&r);
+    *seq = ml_clock_ns() - t0;
+}
+
+static void follow_late(overlap_t *o, const p2p_point_t *pt)
+{
+    MPI_Send(o->send_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm);
+}
+
+/* k requests pending at once, one to each follower; acks come back in any order. */
+static void lead_multi(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    /* real status arrays: MPICH's MPI_STATUSES_IGNORE sentinel trips gcc's bounds warnings */
+    MPI_Request r[MAX_VALUES];
+    MPI_Status statuses[MAX_VALUES];
+    int k = pt->last - pt->first + 1;
+    int64_t t0 = ml_clock_ns();
+    for (int i = 0; i < k; i++)
+        MPI_Isend(o->send_buf, pt->count, pt->type, pt->first + i, TAG_DATA, o->comm, &r[i]);
+    *comp = compute(pt->compute_ns);
+    MPI_Waitall(k, r, statuses);
+    for (int i = 0; i < k; i++)
+        MPI_Irecv(NULL, 0, MPI_BYTE, pt->first + i, TAG_ACK, o->comm, &r[i]);
+    MPI_Waitall(k, r, statuses);
+    *seq = ml_clock_ns() - t0;
+}
+
+static const p2p_bench_t ref_pingpong = {"ref-pingpong", lead_pingpong, follow_pingpong, SEQUENCE};
+static const p2p_bench_t ref_noncontig = {"ref-noncontig", lead_pingpong, follow_pingpong, SEQUENCE};
+static const p2p_bench_t ref_send = {"ref-send", lead_send, follow_recv, SEQUENCE};
+static const p2p_bench_t ref_multi = {"ref-multi", lead_multi, follow_and_ack, MINUS_LAT0};
+
+static const p2p_bench_t maps[] = {
+    {"sender", lead_sender, follow_and_ack, MINUS_LAT0},
+    {"receiver", lead_receiver, follow_receiver, MINUS_LAT0},
+    {"bidir", lead_bidir, follow_bidir, HALF},
+    {"noncontig", lead_sender, follow_and_ack, MINUS_LAT0},
+    {"cpu", lead_cpu, follow_recv, SEQUENCE},
+    {"control", lead_control, follow_and_ack, MINUS_LAT0},
+    {"late", lead_late, follow_late, SEQUENCE},
+    {"multi", lead_multi, follow_and_ack, MINUS_LAT0},
+};
+#define N_MAPS (sizeof maps / sizeof maps[0])
+
+/* ---- the driver ---------------------------------------------------------------------------- */
+
+static void handshake_all(overlap_t *o, const p2p_point_t *pt, int cmd)
+{
+    for (int f = pt->first; f <= pt->last; f++)
+        ml_handshake_lead(o->prog.sync, f, cmd);
+}
+
+static double measured(const overlap_t *o, const p2p_bench_t *b, int64_t sequence)
+{
+    switch (b->measure) {
+    case MINUS_LAT0: return (double)sequence - o->lat0_ns;
+    case HALF: return (double)sequence / 2.0;
+    default: return (double)sequence;
+    }
+}
+
+/* Leader: one warm-up repetition (first-touch, connection set-up), then repetitions until the
+ * stopping rule says stop; the STOP command releases the followers. */
+static ml_stop_t lead_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t,
+                            ml_sample_t *comp)
+{
+    int64_t seq, c;
+    ml_stopper_t stopper;
+    ml_stop_t reason;
+    handshake_all(o, pt, ML_CMD_GO);
+    b->lead(o, pt, &seq, &c);
+    ml_stopper_start(&stopper, &o->prog.stop_rule);
+    do {
+        handshake_all(o, pt, ML_CMD_GO);
+        b->lead(o, pt, &seq, &c);
+        if (ml_sample_add(t, measured(o, b, seq)) != 0 || ml_sample_add(comp, (double)c) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        reason = ml_stopper_check(&stopper, t);
+    } while (reason == ML_STOP_CONTINUE);
+    handshake_all(o, pt, ML_CMD_STOP);
+    return reason;
+}
+
+static void follow_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt)
+{
+    int cmd;
+    for (;;) {
+        ml_handshake_follow(o->prog.sync, LEADER, &cmd);
+        if (cmd == ML_CMD_STOP)
+            return;
+        b->follow(o, pt);
+    }
+}
+
+static int takes_part(const overlap_t *o, const p2p_point_t *pt)
+{
+    return o->prog.rank == LEADER || (o->prog.rank >= pt->first && o->prog.rank <= pt->last);
+}
+
+/* Runs one point on every rank that takes part; on the leader fills t and comp. */
+static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t,
+                           ml_sample_t *comp)
+{
+    if (o->prog.rank == LEADER)
+        return lead_point(o, b, pt, t, comp);
+    if (takes_part(o, pt))
+        follow_point(o, b, pt);
+    return ML_STOP_CONTINUE;
+}
+
+/* ---- points -------------------------------------------------------------------------------- */
+
+static int is_noncontig(const p2p_bench_t *b) { return strcmp(b->name, "noncontig") == 0 || b == &ref_noncontig; }
+static int is_multi(const p2p_bench_t *b) { return strcmp(b->name, "multi") == 0 || b == &ref_multi; }
+
+/* The point's message: contiguous bytes, or size/32 blocks of the seed's vector type. The type
+ * is committed here and freed by free_point. */
+static p2p_point_t make_point(const overlap_t *o, const p2p_bench_t *b, int64_t size, int64_t compute_ns)
+{
+    p2p_point_t pt = {.size = size, .count = (int)size, .type = MPI_BYTE, .compute_ns = compute_ns,
+                      .first = 1, .last = is_multi(b) ? o->prog.size - 1 : 1};
+    if (is_noncontig(b)) {
+        MPI_Type_vector((int)(size / NONCONTIG_BLOCK), NONCONTIG_BLOCK, NONCONTIG_STRIDE, MPI_CHAR, &pt.type);
+        MPI_Type_commit(&pt.type);
+        pt.count = 1;
+    }
+    return pt;
+}
+
+static void free_point(p2p_point_t *pt)
+{
+    if (pt->type != MPI_BYTE)
+        MPI_Type_free(&pt->type);
+}
+
+static const int64_t *sizes_of(const overlap_t *o, const p2p_bench_t *b, size_t *n)
+{
+    *n = is_noncontig(b) ? o->n_noncontig : o->n_sizes;
+    return is_noncontig(b) ? o->noncontig_sizes : o->size_values;
+}
+
+/* T_comm of a benchmark at the size of index i (docs/overlap.md, "Base references"). */
+static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i)
+{
+    if (is_noncontig(b))
+        return o->noncontig_one_way_ns[i];
+    if (strcmp(b->name, "cpu") == 0)
+        return o->send_ns[i];
+    if (is_multi(b))
+        return o->multi_comm_ns[i];
+    return o->one_way_ns[i];
+}
+
+static int multi_possible(const overlap_t *o) { return o->prog.size >= 3; }
+
+static const p2p_bench_t *map_named(const char *name)
+{
+    for (size_t b = 0; b < N_MAPS; b++)
+        if (strcmp(maps[b].name, name) == 0)
+            return &maps[b];
+    return NULL;
+}
+
+static int map_runs(const overlap_t *o, const p2p_bench_t *b)
+{
+    return overlap_selected(o, b->name) && (!is_multi(b) || multi_possible(o));
+}
+
+/* ---- references ---------------------------------------------------------------------------- */
+
+/* Measures a reference at one size on the ranks taking part; on rank 0 writes its point (unless
+ * a resumed file has it) and returns the median of the sample. */
+static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, const char *stat, double scale)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, b->name, size);
+    p2p_point_t pt = make_point(o, b, size, 0);
+    ml_sample_t t = {0}, comp = {0};
+    double median = 0.0;
+    if (takes_part(o, &pt)) {
+        ml_stop_t reason = run_point(o, b, &pt, &t, &comp);
+        ml_summary_t sum;
+        if (o->prog.rank == LEADER && ml_summarize(t.values, t.n, o->prog.stop_rule.ci_level, &sum) == 0) {
+            median = sum.median * scale;
+            if (!ml_program_skip(&o->prog, key)) {
+                ml_json_t j;
+                ml_json_init(&j);
+                ml_record_point_begin(&j, FAMILY, b->name, key);
+                ml_json_begin_object(&j, "params");
+                ml_json_int(&j, "size_bytes", size);
+                if (is_multi(b))
+                    ml_json_int(&j, "peers", pt.last - pt.first + 1);
+                ml_json_end_object(&j);
+                ml_json_begin_object(&j, "stats");
+                ml_json_double(&j, stat, median);
+                if (b->measure == MINUS_LAT0)
+                    ml_json_double(&j, "lat0_ns", o->lat0_ns);
+                ml_json_sample(&j, "sample", &t, &o->prog.stop_rule, reason);
+                ml_json_end_object(&j);
+                ml_json_end_object(&j);
+                ml_program_point(&o->prog, &j);
+                ml_json_free(&j);
+            }
+        }
+    }
+    ml_sample_free(&t);
+    ml_sample_free(&comp);
+    free_point(&pt);
+    ml_program_progress(&o->prog, key);
+    return median;
+}
+
+/* Each group of references ends with an idle barrier: ranks without a part in the next group
+ * must not wait for it in a polling MPI call while others measure. */
+static void measure_references(overlap_t *o)
+{
+    /* the 0-byte latency first: the other references and most maps subtract it */
+    o->lat0_ns = measure_reference(o, &ref_pingpong, 0, "one_way_ns", 0.5);
+    for (size_t i = 0; i < o->n_sizes; i++)
+        o->one_way_ns[i] = o->size_values[i] == 0
+                               ? o->lat0_ns
+                               : measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5);
+    if (overlap_selected(o, "noncontig"))
+        for (size_t i = 0; i < o->n_noncontig; i++)
+            o->noncontig_one_way_ns[i] =
+                measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5);
+    if (overlap_selected(o, "cpu"))
+        for (size_t i = 0; i < o->n_sizes; i++)
+            o->send_ns[i] = measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0);
+    ml_idle_barrier(o->prog.sync);
+    if (map_runs(o, map_named("multi")))
+        for (size_t i = 0; i < o->n_sizes; i++)
+            o->multi_comm_ns[i] = measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0);
+}
+
+/* The ping-pong references serve every point-to-point map and nload. */
+static int references_needed(const overlap_t *o)
+{
+    for (size_t b = 0; b < N_MAPS; b++)
+        if (map_runs(o, &maps[b]))
+            return 1;
+    return overlap_selected(o, "nload");
+}
+
+static long reference_points(const overlap_t *o)
+{
+    if (!references_needed(o))
+        return 0;
+    long n = 1 + (long)o->n_sizes - (o->n_sizes > 0 && o->size_values[0] == 0);
+    if (overlap_selected(o, "noncontig"))
+        n += (long)o->n_noncontig;
+    if (overlap_selected(o, "cpu"))
+        n += (long)o->n_sizes;
+    if (map_runs(o, map_named("multi")))
+        n += (long)o->n_sizes;
+    return n;
+}
+
+/* ---- maps ---------------------------------------------------------------------------------- */
+
+static void run_map(overlap_t *o, const p2p_bench_t *b)
+{
+    size_t n;
+    const int64_t *sizes = sizes_of(o, b, &n);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < o->n_computes; c++) {
+            char key[128];
+            snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, sizes[i],
+                     o->compute_values[c]);
+            p2p_point_t pt = make_point(o, b, sizes[i], o->compute_values[c]);
+            if (!ml_program_skip(&o->prog, key) && takes_part(o, &pt)) {
+                ml_sample_t t = {0}, comp = {0};
+                ml_stop_t reason = run_point(o, b, &pt, &t, &comp);
+                if (o->prog.rank == LEADER)
+                    overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp,
+                                            t_comm_of(o, b, i), b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0,
+                                            reason, is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1);
+                ml_sample_free(&t);
+                ml_sample_free(&comp);
+            }
+            free_point(&pt);
+            ml_program_progress(&o->prog, key);
+        }
+    }
+}
+
+ml_stop_t p2p_pingpong_half(overlap_t *o, int64_t size, ml_sample_t *t)
+{
+    static const p2p_bench_t pingpong_half = {"nload", lead_pingpong, follow_pingpong, HALF};
+    p2p_point_t pt = make_point(o, &pingpong_half, size, 0);
+    ml_sample_t comp = {0};
+    ml_stop_t reason = run_point(o, &pingpong_half, &pt, t, &comp);
+    ml_sample_free(&comp);
+    free_point(&pt);
+    return reason;
+}
+
+long p2p_points(const overlap_t *o)
+{
+    long n = reference_points(o);
+    for (size_t b = 0; b < N_MAPS; b++) {
+        size_t sizes;
+        sizes_of(o, &maps[b], &sizes);
+        if (map_runs(o, &maps[b]))
+            n += (long)(sizes * o->n_computes);
+    }
+    return n;
+}
+
+void p2p_run(overlap_t *o)
+{
+    if (overlap_selected(o, "multi") && !multi_possible(o) && !o->prog.resume)
+        ml_program_note(&o->prog, "skip", "multi needs at least 3 ranks (one sender, two or more receivers)", NULL);
+    if (!references_needed(o))
+        return;
+    measure_references(o);
+    ml_idle_barrier(o->prog.sync);
+    for (size_t b = 0; b < N_MAPS; b++) {
+        if (!map_runs(o, &maps[b]))
+            continue;
+        run_map(o, &maps[b]);
+        /* ranks without a part in this benchmark sleep here instead of polling */
+        ml_idle_barrier(o->prog.sync);
+    }
+}
