@@ -15,7 +15,7 @@ launcher_openmpi := /usr/bin/mpirun.openmpi
 compiler_mpich := mpicc.mpich
 launcher_mpich := /usr/bin/mpiexec.mpich
 
-.PHONY: run test deps build bench clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps build bench bench-overlap clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -47,6 +47,9 @@ test-python: deps
 
 bench: build
 	@for f in $(FLAVOURS); do echo "== bench/core_overhead ($$f build)"; build/$$f/bench/core_overhead; done
+
+bench-overlap: deps build
+	$(VENV)/bin/python bench/overlap_runtime
 
 clean:
 	rm -rf build

@@ -169,6 +169,18 @@ def _prepare(args: argparse.Namespace,
     return outdir, jobs
 
 
+def _warn_if_oversubscribed(args: argparse.Namespace) -> None:
+    """Ranks sharing cores change what is measured; say so before the run, not after it."""
+    if args.launcher or launch.in_slurm_allocation():
+        return  # a cluster launcher places ranks on their own nodes and cores
+    cpus = launch.usable_cpus()
+    if args.np > cpus:
+        print(f"mpilens: warning: {args.np} ranks on {cpus} cores: ranks share cores, so computation "
+              "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
+              "ratios then describe that contention, and benchmarks involving every rank run much "
+              "slower", file=sys.stderr)
+
+
 def _run_jobs(jobs: Sequence[Job]) -> List[results.Run]:
     for job in jobs:
         print(f"mpilens: running {shlex.join(job.command)}", file=sys.stderr, flush=True)
@@ -186,6 +198,7 @@ def _measure_and_report(args: argparse.Namespace, chosen: Sequence[families.Fami
     """Run the chosen families, write the report, print the findings, then where the results
     (the directory, or the one family's file) and the report are."""
     outdir, jobs = _prepare(args, chosen)
+    _warn_if_oversubscribed(args)
     runs = _run_jobs(jobs)
     page = report.write_report(runs, outdir)
     _print_findings(runs)

@@ -120,13 +120,13 @@ def resolve_flavour(requested: str) -> Flavour:
     return detected
 
 
-def _in_slurm_allocation() -> bool:
+def in_slurm_allocation() -> bool:
     return bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
 
 
 def default_launcher(flavour: Flavour) -> str:
     """srun inside a Slurm allocation, otherwise the flavour's own launcher."""
-    if _in_slurm_allocation():
+    if in_slurm_allocation():
         return "srun"
     specific, generic = (("mpirun.openmpi", "mpirun") if flavour == Flavour.OPENMPI
                          else ("mpiexec.mpich", "mpiexec"))

@@ -77,23 +77,34 @@ void ml_binding_string(char *buf, size_t len)
     }
 }
 
+static const char *const thread_level_names[] = {"single", "funneled", "serialized", "multiple"};
+static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                                    MPI_THREAD_MULTIPLE};
+
+const char *ml_thread_level_name(int level)
+{
+    for (int i = 0; i < 4; i++)
+        if (thread_levels[i] == level)
+            return thread_level_names[i];
+    return "unknown";
+}
+
+int ml_thread_level_parse(const char *name, int *level)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, thread_level_names[i]) == 0) {
+            *level = thread_levels[i];
+            return 0;
+        }
+    return -1;
+}
+
 void ml_utc_now(char *buf, size_t len)
 {
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static const char *thread_level_name(int level)
-{
-    switch (level) {
-    case MPI_THREAD_SINGLE: return "single";
-    case MPI_THREAD_FUNNELED: return "funneled";
-    case MPI_THREAD_SERIALIZED: return "serialized";
-    case MPI_THREAD_MULTIPLE: return "multiple";
-    }
-    return "unknown";
 }
 
 static void write_mpi(ml_json_t *j, int thread_level)
@@ -112,7 +123,7 @@ static void write_mpi(ml_json_t *j, int thread_level)
     ml_json_string(j, "library_full", library);
     ml_json_string(j, "flavour", ml_mpi_flavour(library));
     ml_json_string(j, "standard", standard);
-    ml_json_string(j, "thread_level", thread_level_name(thread_level));
+    ml_json_string(j, "thread_level", ml_thread_level_name(thread_level));
     ml_json_end_object(j);
 }
 

@@ -31,6 +31,11 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out);
  * MPI_Get_library_version. */
 const char *ml_mpi_flavour(const char *library_version);
 
+/* "single", "funneled", "serialized" or "multiple" for an MPI_THREAD_* level, and back (returns
+ * 0, or -1 leaving *level as it was for another name). */
+const char *ml_thread_level_name(int level);
+int ml_thread_level_parse(const char *name, int *level);
+
 /* The CPUs this process may run on, as a list of ranges ("0-3,8"). */
 void ml_binding_string(char *buf, size_t len);
 

@@ -77,6 +77,21 @@ static int parse_reps(const char *text, ml_reps_t *out)
     return 0;
 }
 
+static int parse_fraction(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end != text && *end == '%' && end[1] == '\0') {
+        v /= 100.0;
+        end++;
+    }
+    if (errno || end == text || *end != '\0' || !(v > 0.0 && v < 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_value(const ml_option_t *opt, const char *text)
 {
     switch (opt->kind) {
@@ -110,6 +125,8 @@ static int parse_value(const ml_option_t *opt, const char *text)
         return 0;
     case ML_OPT_REPS:
         return parse_reps(text, opt->dest);
+    case ML_OPT_FRACTION:
+        return parse_fraction(text, opt->dest);
     }
     return -1;
 }
@@ -141,6 +158,9 @@ static void describe_allowed(const ml_option_t *opt, char *buf, size_t len)
         break;
     case ML_OPT_REPS:
         snprintf(buf, len, "a positive number of repetitions or auto");
+        break;
+    case ML_OPT_FRACTION:
+        snprintf(buf, len, "a fraction between 0 and 1, such as 0.02 or 2%%");
         break;
     default:
         snprintf(buf, len, "a non-empty value");

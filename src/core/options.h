@@ -24,6 +24,7 @@ typedef enum {
     ML_OPT_LIST,       /* ml_list_t*: comma-separated subset of `choices` ("all" = every choice) */
     ML_OPT_STRING,     /* const char** */
     ML_OPT_REPS,       /* ml_reps_t*: a positive count or "auto" */
+    ML_OPT_FRACTION,   /* double*: in (0, 1), written 0.02 or 2% */
 } ml_opt_kind_t;
 
 typedef struct { uint64_t lo, hi; } ml_size_range_t;

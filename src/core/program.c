@@ -38,6 +38,22 @@ void ml_program_exit_usage(ml_program_t *p, const char *fmt, ...)
     finalize_and_exit(2);
 }
 
+/* --thread-level must be known before MPI_Init_thread, so before options are parsed: argv is
+ * scanned for it here, and the option table validates it afterwards like any other value. */
+static int requested_thread_level(int argc, char **argv, int fallback)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *value = NULL;
+        if (strncmp(argv[i], "--thread-level=", 15) == 0)
+            value = argv[i] + 15;
+        else if (strcmp(argv[i], "--thread-level") == 0 && i + 1 < argc)
+            value = argv[i + 1];
+        if (value)
+            ml_thread_level_parse(value, &fallback);
+    }
+    return fallback;
+}
+
 static ml_option_t *merge_options(ml_program_t *p, const ml_option_t *own)
 {
     size_t n_own = 0;
@@ -45,14 +61,21 @@ static ml_option_t *merge_options(ml_program_t *p, const ml_option_t *own)
         n_own++;
     const ml_option_t common[] = {
         {"reps", ML_OPT_REPS, "N|auto", p->spec->default_reps, NULL,
-         "repetitions per point: a count, or auto to stop when the median is known within 2% (95% confidence)",
+         "repetitions per point: a count, or auto to stop when the median is known within --precision",
          &p->reps, 0, 0, NULL},
+        {"precision", ML_OPT_FRACTION, "P", "2%", NULL,
+         "with --reps auto: stop once the median's 95% confidence interval is within P of it", &p->precision, 0, 0,
+         NULL},
         {"output", ML_OPT_STRING, "FILE", p->spec->default_output, NULL, "results file (JSON Lines)", &p->output,
          0, 0, NULL},
         {"resume", ML_OPT_FLAG, NULL, NULL, NULL, "complete an interrupted results file, skipping finished points",
          &p->resume, 0, 0, NULL},
         {"progress", ML_OPT_CHOICE, "auto|on|off", "auto", "auto,on,off",
          "progress lines on stderr (auto: only on a terminal)", &p->progress_mode, 0, 0, NULL},
+        {"thread-level", ML_OPT_CHOICE, "LEVEL", ml_thread_level_name(p->spec->thread_level),
+         "single,funneled,serialized,multiple",
+         "MPI thread level to ask for; benchmarks needing more are skipped with a note", &p->thread_level_asked, 0,
+         0, NULL},
         ML_OPTIONS_END,
     };
     const size_t n_common = sizeof common / sizeof common[0];
@@ -69,7 +92,7 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
 {
     memset(p, 0, sizeof *p);
     p->spec = spec;
-    MPI_Init_thread(&argc, &argv, spec->thread_level, &p->thread_level);
+    MPI_Init_thread(&argc, &argv, requested_thread_level(argc, argv, spec->thread_level), &p->thread_level);
     /* After MPI_Init_thread: it may take its own arguments out of the command line. */
     p->argc = argc;
     p->argv = argv;
@@ -139,6 +162,7 @@ void ml_program_begin(ml_program_t *p, long points_total)
     if (!ml_options_find(p->options, "reps")->value)
         ml_program_exit_usage(p, "internal error: --reps has no value");
     p->stop_rule = p->reps.is_auto ? ml_stop_rule_auto() : ml_stop_rule_fixed(p->reps.count);
+    p->stop_rule.precision = p->precision;
     p->stop_rule.floor_ns = p->clock.resolution_ns;
 
     ml_json_t meta;

@@ -46,7 +46,9 @@ typedef struct {
     const char *output;
     int resume;
     ml_reps_t reps;
+    double precision;
     const char *progress_mode;
+    const char *thread_level_asked;
     ml_stop_rule_t stop_rule; /* from --reps, set by ml_program_begin */
 
     ml_option_t *options;     /* the program's rows followed by the common ones */

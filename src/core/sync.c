@@ -92,15 +92,20 @@ int ml_offset_estimate_with(MPI_Comm comm, int max_rounds, int patience, ml_cloc
     return offset_peer_side(comm, clock, mine);
 }
 
+/* Naps grow from 100 us to 10 ms: a rank that waits for a whole benchmark wakes rarely, so it
+ * does not preempt the measuring ranks on shared cores, and a short wait still ends soon. */
 int ml_idle_barrier(MPI_Comm comm)
 {
-    static const struct timespec nap = {0, 100000};
+    struct timespec nap = {0, 100000};
     MPI_Request request;
     int done = 0, rc = MPI_Ibarrier(comm, &request);
     while (rc == MPI_SUCCESS && !done) {
         rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        if (!done)
-            nanosleep(&nap, NULL);
+        if (done)
+            break;
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 10000000)
+            nap.tv_nsec *= 2;
     }
     return rc;
 }

@@ -49,7 +49,7 @@ static inline int64_t ml_global_ns(const ml_offset_t *o) { return ml_clock_ns() 
 
 /* Collective. A barrier for ranks that have nothing to do meanwhile: it sleeps between checks
  * instead of spinning in the MPI progress engine, so on shared cores it takes no CPU from the
- * ranks that are measuring. Not for timed regions: it returns up to ~100 us late. */
+ * ranks that are measuring. Not for timed regions: it returns up to ~10 ms late. */
 int ml_idle_barrier(MPI_Comm comm);
 
 typedef struct {

@@ -89,13 +89,23 @@ def overlap_point(bench: str, size: int, y: int, stats: dict, **params) -> dict:
             "params": {"size_bytes": size, y_name: y, **params}, "stats": stats}
 
 
-def map_point(bench: str, size: int, compute: int, ratio: float, t_comm: float) -> dict:
+def sample_summary(median: float, ci_lo: float, ci_hi: float) -> dict:
+    """The part of a sample summary the overlap analysis reads: the median and its interval."""
+    return {"unit": "ns", "median": median, "ci_lo": ci_lo, "ci_hi": ci_hi}
+
+
+def map_point(bench: str, size: int, compute: int, ratio: float, t_comm: float,
+              width: float = 0.0) -> dict:
     """A point of a ratio map whose measured computation is as requested and whose ratio is
-    exactly `ratio` (T_measured made to fit)."""
+    exactly `ratio` (T_measured made to fit). With a width, T_measured's sample gets the
+    interval that makes the ratio's interval ratio ± width/2 (T_comm and T_comp are exact)."""
     t_measured = max(t_comm, compute) + ratio * min(t_comm, compute)
-    return overlap_point(bench, size, compute, {
-        "t_measured_ns": t_measured, "t_comm_ns": t_comm, "t_comp_ns": compute, "lat0_ns": 0,
-        "ratio": ratio})
+    stats = {"t_measured_ns": t_measured, "t_comm_ns": t_comm, "t_comp_ns": compute,
+             "lat0_ns": 0, "ratio": ratio}
+    if width:
+        half = width / 2 * min(t_comm, compute)
+        stats["sample"] = sample_summary(t_measured, t_measured - half, t_measured + half)
+    return overlap_point(bench, size, compute, stats)
 
 
 def overlap_note(text: str, level: str = "skip") -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SANITY_FIXTURE, read_records, run_cli, write_records
-from mpilens import families
+from mpilens import cli, families, launch
 
 FAKE = Path(__file__).resolve().parent / "fake_program.py"
 LAUNCHER = "env FAKE_NP={np}"
@@ -252,3 +253,17 @@ def test_compare_bad_labels(results_dir):
                                    "only-one")) == (
         'mpilens: error: invalid --labels "only-one": expected two names separated by a comma, '
         "such as before,after")
+
+
+@pytest.mark.parametrize("ranks, launcher, slurm, warned", [
+    (4, None, False, True),             # more ranks than cores on this machine
+    (2, None, False, False),
+    (4, "srun -n {np}", False, False),  # the user's launcher places ranks elsewhere
+    (4, None, True, False),             # inside a Slurm allocation
+])
+def test_oversubscription_warning(monkeypatch, capsys, ranks, launcher, slurm, warned):
+    monkeypatch.setattr(launch, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(launch, "in_slurm_allocation", lambda: slurm)
+    cli._warn_if_oversubscribed(argparse.Namespace(np=ranks, launcher=launcher))
+    err = capsys.readouterr().err
+    assert ("mpilens: warning: 4 ranks on 2 cores: ranks share cores" in err) == warned

@@ -169,7 +169,19 @@ def test_map_without_defined_ratio():
 
 def test_threshold_found():
     found = overlap.diagnose(make_overlap_run(sender_map(eager_below(8192))))
-    assert "eager/rendezvous threshold between 8 KiB and 11.3 KiB (sender-side map)" in found
+    assert ("eager/rendezvous threshold between 8 KiB and 11.3 KiB (sender-side map): smaller "
+            "sends overlap, larger ones do not") in found
+    assert overlap.threshold(make_overlap_run(sender_map(eager_below(8192)))).small_overlap
+
+
+def test_reverse_switch_found():
+    # Larger sends overlapping better (a receiver-driven copy): found and worded that way.
+    clean = eager_below(4096)
+    run = make_overlap_run(sender_map(lambda s, c: 1.0 - clean(s, c) + 0.05))
+    found = overlap.threshold(run)
+    assert (found.last_eager, found.first_rendezvous, found.small_overlap) == (4096, 5793, False)
+    assert any(sentence.startswith("the sender-side map changes between 4 KiB and 5.66 KiB: from "
+                                   "5.66 KiB on, sends overlap better") for sentence in overlap.diagnose(run))
 
 
 @pytest.mark.parametrize("limit", [2048, 65536, 1 << 20])
@@ -186,6 +198,12 @@ def test_threshold_withstands_noisy_cells_and_columns(limit):
     found = overlap.threshold(make_overlap_run(points))
     above = [size for size in SIZES if size > limit][0]
     assert (found.last_eager, found.first_rendezvous) == (limit, above)
+
+
+def test_split_index_reverse_direction():
+    # larger sizes overlapping better: the reverse switch
+    assert overlap.split_index([0.9, 0.9, 0.1, 0.1], small_overlap=False) == 2
+    assert overlap.split_index([0.9, 0.1, 0.9, 0.1, 0.1], small_overlap=False) == 1  # ties: the first
 
 
 def test_split_index():
@@ -276,14 +294,15 @@ def control(median: float) -> list:
 
 def test_control_near_one():
     assert overlap.diagnose(make_overlap_run(control(0.97))) == [
-        "method check: the blocking control's median ratio is 0.97 (must be about 1)"]
+        "method check: the blocking control's median ratio is 0.97 over its 9 points (must be "
+        "about 1)"]
 
 
 @pytest.mark.parametrize("median", [0.42, 1.6])
 def test_control_off_warns(median):
     found = overlap.diagnose(make_overlap_run(control(median)))
     assert found[0] == (f"method check: the blocking control's median ratio is {median:.2f} "
-                        "(must be about 1)")
+                        "over its 9 points (must be about 1)")
     assert found[1].startswith("warning: the blocking control cannot overlap, yet its median "
                                f"ratio is {median:.2f} instead of about 1: this run's ratios "
                                "are unreliable")
@@ -356,8 +375,8 @@ def test_compare_sentences():
     found = overlap.compare(a, b)
     share = lambda limit: round(100 * sum(s <= limit for s in SIZES) / len(SIZES))  # noqa: E731
     assert found[0] == (f"biggest differences: sender-side: MPICH overlaps at {share(65536)}% "
-                        f"of points, Open MPI at {share(8192)}%; receiver-side: Open MPI "
-                        f"overlaps at {share(2048)}% of points, MPICH at 0%")
+                        f"of determined points, Open MPI at {share(8192)}%; receiver-side: "
+                        f"Open MPI overlaps at {share(2048)}% of determined points, MPICH at 0%")
     # the biggest differences are not repeated
     assert not any(s.startswith(("sender-side:", "receiver-side:")) for s in found)
     assert ("eager/rendezvous threshold (sender-side map): Open MPI between 8 KiB and 11.3 KiB; "
@@ -371,8 +390,8 @@ def test_compare_same_library_names_a_and_b():
     a, _ = comparison_runs()
     found = overlap.compare(a, a)
     assert found[:3] == ["no benchmark's share of overlapping points differs by 10% or more",
-                         "sender-side: A overlaps at 24% of points, B at 24%",
-                         "receiver-side: A overlaps at 10% of points, B at 10%"]
+                         "sender-side: A overlaps at 24% of determined points, B at 24%",
+                         "receiver-side: A overlaps at 10% of determined points, B at 10%"]
     assert "eager/rendezvous threshold (sender-side map): A between 8 KiB and 11.3 KiB; B " \
            "between 8 KiB and 11.3 KiB" in found
 

@@ -117,7 +117,53 @@ def test_nload_uses_threads_and_a_log_scale(fixture_run):
 
 def test_collective_colour_is_the_worst_rank_ratio(fixture_run):
     figure = plots.map_figure(overlap.grid(fixture_run, "ibcast"))
-    assert figure.axes[1].get_ylabel() == "worst rank's overhead ratio"
+    assert figure.axes[1].get_ylabel() == ("worst rank's overhead ratio\n"
+                                           "(hatched: not determined to ±0.2)")
+    assert plots.colour_label("ibcast") == "worst rank's overhead ratio"
+
+
+def undetermined_marks(axes) -> list:
+    return [c for c in axes.collections if c.get_gid() == plots.UNDETERMINED_GID]
+
+
+def test_undetermined_cells_are_faded_and_hatched():
+    sizes, computes = [64, 4096, 1 << 20], [1000, 8000, 64000]
+    # the top-left cells are noise: 64 B under 8 µs and 64 µs, 4 KiB under 64 µs
+    noisy = {(64, 8000), (64, 64000), (4096, 64000)}
+    points = [map_point("sender", s, c, 0.5, 1000 + s / 10, width=1.0 if (s, c) in noisy else 0)
+              for s in sizes for c in computes]
+    figure = plots.map_figure(overlap.grid(make_overlap_run(points), "sender"))
+    axes = figure.axes[0]
+    (marks,) = undetermined_marks(axes)
+    assert marks.get_hatch() == plots.HATCH
+    assert len(marks.get_paths()) == len(noisy)
+    # each mark is its cell: lower-left corners on the map's edges
+    x_edges = plots.geometric_edges(sizes)
+    y_edges = plots.geometric_edges(computes)
+    corners = sorted((round(x, 3), round(y, 3))
+                     for x, y in (path.vertices.min(axis=0) for path in marks.get_paths()))
+    assert corners == sorted((round(x_edges[j], 3), round(y_edges[i], 3))
+                             for j, i in [(0, 1), (0, 2), (1, 2)])
+    # faded, not hidden: the cell keeps its colour under a half-transparent white
+    assert tuple(marks.get_facecolor()[0]) == pytest.approx(plots.FADE)
+    assert mesh_of(axes).get_array().count() == len(points)
+    assert figure.axes[1].get_ylabel() == "overhead ratio\n(hatched: not determined to ±0.2)"
+    assert_drawn(to_plot(figure, "map", "").png)
+
+
+def test_determined_map_has_no_hatch():
+    points = [map_point("sender", s, 8000, 0.5, 1000.0, width=0.4) for s in (64, 4096)]
+    figure = plots.map_figure(overlap.grid(make_overlap_run(points), "sender"))
+    assert not undetermined_marks(figure.axes[0])
+    assert figure.axes[1].get_ylabel() == "overhead ratio"
+
+
+def test_fixture_maps_mark_their_undetermined_points(fixture_run):
+    for bench in ("sender", "ibcast"):
+        g = overlap.grid(fixture_run, bench)
+        axes = plots.map_figure(g).axes[0]
+        (marks,) = undetermined_marks(axes)
+        assert len(marks.get_paths()) == len(g.undetermined) > 0
 
 
 def test_mosaic_has_one_panel_per_benchmark(fixture_run):
@@ -125,8 +171,12 @@ def test_mosaic_has_one_panel_per_benchmark(fixture_run):
     titles = [axes.get_title() for axes in figure.axes if axes.get_title()]
     assert titles == overlap.benches_present(fixture_run)
     bars = [axes for axes in figure.axes if not axes.get_title()]
-    assert sorted(axes.get_ylabel() for axes in bars) == ["overhead ratio",
-                                                           "slowdown T / T_comm"]
+    assert sorted(axes.get_ylabel() for axes in bars) == [
+        "overhead ratio\n(hatched: not determined to ±0.2)", "slowdown T / T_comm"]
+    marked = sum(len(marks.get_paths()) for axes in figure.axes
+                 for marks in undetermined_marks(axes))
+    assert marked == sum(len(overlap.grid(fixture_run, bench).undetermined)
+                         for bench in overlap.ratio_maps(fixture_run))
 
 
 def test_mosaic_follows_the_seed_order():
@@ -141,7 +191,7 @@ def test_mosaic_follows_the_seed_order():
 def test_comparison_mosaic_has_a_row_per_run(fixture_run):
     other = make_overlap_run([p for p in fixture_run.points if p["bench"] != "nload"])
     figure = plots.mosaic_figure([("A: laptop", fixture_run), ("B: cluster", other)])
-    bars = {"overhead ratio", "slowdown T / T_comm"}
+    bars = {"overhead ratio\n(hatched: not determined to ±0.2)", "slowdown T / T_comm"}
     panels = [axes for axes in figure.axes if axes.get_ylabel() not in bars]
     assert len(panels) == 2 * len(overlap.benches_present(fixture_run))
     labels = [axes.get_ylabel() for axes in figure.axes]
@@ -171,6 +221,8 @@ def test_section(section, fixture_run):
     assert '<li class="skip">skipped: ' in text
     assert "<th>one-way time (ping-pong)</th><th>blocking MPI_Send</th>" in text
     assert "<th>median OSU overlap</th>" in text
+    assert "<th>points</th><th>determined to ±0.2</th>" in text
+    assert "faded and hatched: ratio not determined to ±0.2" in plot_parts[0].caption
 
 
 def test_section_of_a_run_without_points():

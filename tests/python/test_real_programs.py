@@ -90,3 +90,43 @@ def test_compare_two_flavours(sanity_runs, tmp_path):
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "compare.html").read_text(encoding="utf-8")
     assert "Open MPI v4" in page and "MPICH Version" in page
+
+
+@pytest.fixture(scope="module")
+def overlap_runs(tmp_path_factory) -> dict:
+    """The quick overlap suite at 2 ranks (every benchmark), and at 4 ranks two point-to-point
+    benchmarks: benchmarks that keep every rank busy (multi, collectives) take minutes at 4 ranks
+    on 2 cores; the C-level tests cover them at 4 ranks on a small grid."""
+    runs = {}
+    base = tmp_path_factory.mktemp("overlap")
+    for flavour in _flavours():
+        for ranks, benches in ((2, "all"), (4, "sender,control")):
+            outdir = base / f"{flavour}-{ranks}"
+            done = run_cli("overlap", "--mpi", flavour, "--np", str(ranks), "--preset", "quick",
+                           "--bench", benches, "--output", str(outdir), timeout=600)
+            runs[(flavour, ranks)] = (done, outdir)
+    return runs
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+def test_overlap_run_reads_back(overlap_runs, flavour, ranks):
+    _require(flavour)
+    done, outdir = overlap_runs[(flavour, ranks)]
+    assert done.returncode == 0, done.stderr
+    run = results.load(outdir / "overlap.jsonl")
+    assert run.complete and run.meta["ranks"] == ranks and run.meta["mpi"]["flavour"] == flavour
+    benches = {point["bench"] for point in run.points}
+    if ranks == 2:
+        assert {"sender", "receiver", "bidir", "noncontig", "cpu", "nload", "control", "late", "ibcast",
+                "iallreduce", "ialltoall"} <= benches
+        assert "multi" not in benches and any("multi needs at least 3 ranks" in n["text"] for n in run.notes)
+    else:
+        assert benches == {"ref-pingpong", "sender", "control"}
+    # the terminal shows the diagnosis, including the method check of the blocking control
+    assert "method check" in done.stdout
+    maps = {bench for bench in benches if not bench.startswith("ref-")}
+    plots = {path.name for path in (outdir / "plots").glob("overlap-*.png")}
+    assert plots == {"overlap-mosaic.png"} | {f"overlap-map-{bench}.png" for bench in maps}
+    page = (outdir / "report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png") >= len(plots)

@@ -55,6 +55,15 @@ static void test_flavour(void)
     CHECK_STR(ml_mpi_flavour("Spectrum MPI"), "unknown");
 }
 
+static void test_thread_levels(void)
+{
+    int level = -7;
+    CHECK(ml_thread_level_parse("funneled", &level) == 0 && level == MPI_THREAD_FUNNELED);
+    CHECK(ml_thread_level_parse("bogus", &level) == -1 && level == MPI_THREAD_FUNNELED);
+    CHECK_STR(ml_thread_level_name(MPI_THREAD_MULTIPLE), "multiple");
+    CHECK_STR(ml_thread_level_name(-42), "unknown");
+}
+
 static void test_binding_and_date(void)
 {
     char buf[256], date[32];
@@ -69,6 +78,7 @@ int main(void)
     test_series();
     test_eta();
     test_flavour();
+    test_thread_levels();
     test_binding_and_date();
     CHECK_DONE();
 }

@@ -16,6 +16,7 @@ typedef struct {
     ml_list_t benches;
     const char *out;
     ml_reps_t reps;
+    double fraction;
 } values_t;
 
 static values_t v;
@@ -30,6 +31,7 @@ static ml_option_t table[] = {
     {"bench", ML_OPT_LIST, "LIST", "all", "sender,receiver,bidir", "a list", &v.benches, 0, 0, NULL},
     {"out", ML_OPT_STRING, "FILE", "x.jsonl", NULL, "a string", &v.out, 0, 0, NULL},
     {"reps", ML_OPT_REPS, "N|auto", "auto", NULL, "reps", &v.reps, 0, 0, NULL},
+    {"precision", ML_OPT_FRACTION, "P", "2%", NULL, "a fraction", &v.fraction, 0, 0, NULL},
     ML_OPTIONS_END,
 };
 
@@ -50,10 +52,12 @@ static void test_defaults_and_values(void)
     CHECK_STR(v.mode, "a");
     CHECK(v.benches.n == 3 && ml_list_contains(&v.benches, "bidir"));
     CHECK(v.reps.is_auto);
+    CHECK_NEAR(v.fraction, 0.02, 1e-15);
     CHECK_STR(table[1].value, "4");
 
     CHECK(parse(err, sizeof err, ARGS("--flag", "--count=9", "--size", "4M", "--mode", "b", "--bench",
-                                      "receiver,sender", "--reps", "50", "--out=y.jsonl")) == ML_OPTIONS_OK);
+                                      "receiver,sender", "--reps", "50", "--out=y.jsonl", "--precision", "0.05")) == ML_OPTIONS_OK);
+    CHECK_NEAR(v.fraction, 0.05, 1e-15);
     CHECK(v.flag == 1 && v.count == 9 && v.size == 4194304);
     CHECK_STR(v.mode, "b");
     CHECK(v.benches.n == 2 && ml_list_contains(&v.benches, "receiver") && !ml_list_contains(&v.benches, "bidir"));
@@ -93,6 +97,10 @@ static void test_errors(void)
                  "or all", ARGS("--bench", "sender,nload"));
     expect_error("invalid value \"0\" for --reps: expected a positive number of repetitions or auto",
                  ARGS("--reps", "0"));
+    expect_error("invalid value \"1.5\" for --precision: expected a fraction between 0 and 1, such as 0.02 or 2%",
+                 ARGS("--precision", "1.5"));
+    expect_error("invalid value \"0%\" for --precision: expected a fraction between 0 and 1, such as 0.02 or 2%",
+                 ARGS("--precision", "0%"));
     expect_error("unknown option --frobnicate (see --help)", ARGS("--frobnicate"));
     expect_error("unexpected argument \"extra\" (options start with --; see --help)", ARGS("extra"));
     expect_error("option --size needs a value (BYTES)", ARGS("--size"));

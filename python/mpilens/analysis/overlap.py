@@ -10,6 +10,7 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
+from itertools import product
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
@@ -67,9 +68,20 @@ CLASS_REASONS = {"none": "communication and computation are serialised",
 SWITCH_SCORE = 0.5
 # Sizes assumed to go eager when the sender-side map shows no threshold.
 SMALL_SEND_BYTES = 4096
+# A ratio is determined when its confidence interval is no wider than the narrowest class band
+# (no overlap, 0.8-1.2): ±0.2 about its middle at most, so it can touch two neighbouring classes
+# but never span one. Wider, the point's class is noise as much as data.
+DETERMINED_WIDTH = 0.4
+PRECISION = f"±{DETERMINED_WIDTH / 2:g}"
+# Beyond this share of undetermined points a map calls for a better run.
+UNDETERMINED_ADVICE_SHARE = 1 / 3
+RERUN_ADVICE = ("rerun with more repetitions (--reps 200 or --preset full) or on a quieter "
+                "machine")
 # Slowdowns beyond 10 are not contention but waiting for the scheduler (time slices are ms).
 PATHOLOGY_SLOWDOWN = 10.0
 CONTROL_LOW, CONTROL_HIGH = 0.8, 1.2
+# Fewer determined control points than this make a median that checks nothing.
+CONTROL_MIN_POINTS = 5
 # Shares of overlapping points closer than this are not called a difference between two runs.
 NOTABLE_DIFFERENCE = 0.10
 MOST_DIFFERENCES = 3
@@ -134,6 +146,79 @@ def point_ratio(point: Record) -> Optional[float]:
     return _number(point["stats"].get("ratio"))
 
 
+# --- how well a ratio is known -------------------------------------------------------------------
+
+Interval = Tuple[float, float]
+UNBOUNDED: Interval = (-math.inf, math.inf)
+# Where each benchmark's T_comm comes from (docs/overlap.md, base references); collectives use
+# their own ref-<op>. nload is left out: its slowdown is not eq. 1.
+T_COMM_REFERENCES = {"sender": "ref-pingpong", "receiver": "ref-pingpong",
+                     "bidir": "ref-pingpong", "control": "ref-pingpong", "late": "ref-pingpong",
+                     "noncontig": "ref-noncontig", "cpu": "ref-send", "multi": "ref-multi",
+                     **{bench: f"ref-{bench}" for bench in COLLECTIVES}}
+
+
+def carried_interval(value: float, summary: object) -> Interval:
+    """The confidence interval of a sample's median, carried to a value taken from that sample.
+
+    Scaling by the interval's bounds relative to the median is exact for a value that is the
+    median (T_measured, T_comp, ref-send, ref-multi) or half of it (the one-way time of
+    round trips), and keeps the relative spread for another rank's median (collectives: the
+    sample is the slowest rank's). Without an interval (older files) the value is exact.
+    """
+    if not isinstance(summary, dict):
+        return value, value
+    median, low, high = (_number(summary.get(name)) for name in ("median", "ci_lo", "ci_hi"))
+    if median is None or low is None or high is None or median <= 0 \
+            or not low <= median <= high:
+        return value, value
+    return value * low / median, value * high / median
+
+
+def ratio_bounds(measured: Interval, comm: Interval, comp: Interval) -> Interval:
+    """The smallest and largest eq. 1 over every T_measured, T_comm, T_comp in their intervals.
+
+    The ratio grows with T_measured, but not monotonically with T_comm and T_comp, which swap
+    roles (max and min) where they cross: the extremes lie at the 8 corners or, when the two
+    intervals overlap, at the ends of their crossing T_comm = T_comp, where eq. 1 is
+    T_measured/t − 1 (a ratio below 0 can peak there). Unbounded if T_comm or T_comp can be 0.
+    """
+    if min(comm[0], comp[0]) <= 0:
+        return UNBOUNDED
+    pairs = list(product(comm, comp))
+    crossing = (max(comm[0], comp[0]), min(comm[1], comp[1]))
+    if crossing[0] <= crossing[1]:
+        pairs += [(t, t) for t in crossing]
+    values = [(m - max(c, p)) / min(c, p) for m in measured for c, p in pairs]
+    return min(values), max(values)
+
+
+def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Interval]:
+    """The interval of a point's ratio, from its own samples and its T_comm's reference point;
+    None where the ratio is not defined. A quantity without an interval counts as exact."""
+    stored = point_ratio(point)
+    if stored is None:
+        return None
+    measured, comm, comp = (_number(value) for value in _ingredients(point))
+    if ratio(measured, comm, comp) is None:
+        return stored, stored  # the times are not in the file: only the ratio is known
+    stats = point["stats"]
+    reference_sample = reference["stats"].get("sample") if reference is not None else None
+    return ratio_bounds(carried_interval(measured, stats.get("sample")),
+                        carried_interval(comm, reference_sample),
+                        carried_interval(comp, stats.get("comp")))
+
+
+def is_determined(interval: Optional[Interval]) -> bool:
+    """Whether a ratio's interval is narrow enough for its class to mean something."""
+    return interval is not None and interval[1] - interval[0] <= DETERMINED_WIDTH
+
+
+def _references_by_size(run: Run, bench: str) -> Dict[Number, Record]:
+    source = T_COMM_REFERENCES.get(bench)
+    return {p["params"].get("size_bytes"): p for p in run.points_of(source)} if source else {}
+
+
 # --- maps ----------------------------------------------------------------------------------------
 
 def y_key(bench: str) -> str:
@@ -160,13 +245,15 @@ class Grid:
     ys: List[Number]
     t_comm: List[Optional[float]]  # per size: the median T_comm of its points
     points: List[Record]
+    # Per point, its ratio's interval; None without a ratio, and for nload (not eq. 1).
+    intervals: List[Optional[Interval]]
 
-    def _cells(self) -> Dict[Tuple[Number, Number], Record]:
-        return {(p["params"]["size_bytes"], p["params"][self.y_key]): p for p in self.points}
+    def _place(self, point: Record) -> Tuple[Number, Number]:
+        return point["params"]["size_bytes"], point["params"][self.y_key]
 
     def values(self, stat: str) -> List[List[float]]:
         """stats[stat] per cell, one list per y value; NaN where no point or no value."""
-        cells = self._cells()
+        cells = {self._place(p): p for p in self.points}
         return [[_nan_for_none(_number(cells[(size, y)]["stats"].get(stat)))
                  if (size, y) in cells else math.nan for size in self.sizes] for y in self.ys]
 
@@ -174,8 +261,31 @@ class Grid:
     def ratios(self) -> List[List[float]]:
         return self.values("ratio")
 
-    def column(self, size: Number) -> List[Record]:
-        return [p for p in self.points if p["params"]["size_bytes"] == size]
+    @property
+    def rated(self) -> int:
+        """How many points have a defined ratio."""
+        return sum(span is not None for span in self.intervals)
+
+    @property
+    def determined(self) -> List[Record]:
+        """The points whose ratio is determined (DETERMINED_WIDTH): the ones sentences use."""
+        return [p for p, span in zip(self.points, self.intervals) if is_determined(span)]
+
+    @property
+    def undetermined(self) -> List[Record]:
+        """The points with a ratio that is not determined."""
+        return [p for p, span in zip(self.points, self.intervals)
+                if span is not None and not is_determined(span)]
+
+    def undetermined_cells(self) -> List[List[bool]]:
+        """Per cell, laid out as values(): whether it holds an undetermined ratio."""
+        marked = {self._place(p) for p in self.undetermined}
+        return [[(size, y) in marked for size in self.sizes] for y in self.ys]
+
+    def column(self, size: Number, points: Optional[Sequence[Record]] = None) -> List[Record]:
+        """The points of one size, from all the map's points or from those given."""
+        return [p for p in (self.points if points is None else points)
+                if p["params"]["size_bytes"] == size]
 
 
 def _nan_for_none(value: Optional[float]) -> float:
@@ -197,8 +307,13 @@ def grid(run: Run, bench: str) -> Grid:
     sizes = sorted({p["params"]["size_bytes"] for p in points})
     t_comm = [_median(_number(p["stats"].get("t_comm_ns")) for p in points
                       if p["params"]["size_bytes"] == size) for size in sizes]
+    references = _references_by_size(run, bench)
+    intervals = [None if bench == NLOAD
+                 else ratio_interval(p, references.get(p["params"]["size_bytes"]))
+                 for p in points]
     return Grid(bench=bench, y_key=key, sizes=sizes,
-                ys=sorted({p["params"][key] for p in points}), t_comm=t_comm, points=points)
+                ys=sorted({p["params"][key] for p in points}), t_comm=t_comm, points=points,
+                intervals=intervals)
 
 
 # --- classification ------------------------------------------------------------------------------
@@ -225,7 +340,23 @@ def column_score(points: Sequence[Record]) -> Optional[float]:
 
 
 def column_scores(g: Grid) -> List[Optional[float]]:
-    return [column_score(g.column(size)) for size in g.sizes]
+    """Per size, the score of its determined points; None where it has none."""
+    determined = g.determined
+    return [column_score(g.column(size, determined)) for size in g.sizes]
+
+
+def undetermined_sizes(g: Grid) -> int:
+    """How many sizes have ratios but none determined: they are left out of the ranges."""
+    scored = {p["params"]["size_bytes"] for p in g.determined}
+    return len({p["params"]["size_bytes"] for p in g.undetermined} - scored)
+
+
+def smoothed(kinds: Sequence[str]) -> List[str]:
+    """A 3-column majority: a column whose two neighbours agree takes their class, so one noisy
+    column does not split a range; the ends keep theirs. Every column is judged on the classes
+    before smoothing, so a change of class that lasts two columns or more stays where it is."""
+    return [kinds[i - 1] if 0 < i < len(kinds) - 1 and kinds[i - 1] == kinds[i + 1] else kind
+            for i, kind in enumerate(kinds)]
 
 
 def size_span(first: Number, last: Number) -> str:
@@ -246,12 +377,12 @@ class SizeRange:
 
 
 def class_ranges(g: Grid) -> List[SizeRange]:
-    """Consecutive sizes of the same class; sizes with no defined ratio are left out."""
+    """Consecutive sizes of the same class once smoothed; sizes with no determined ratio are
+    left out, so their neighbours are the sizes scored on either side of them."""
+    scored = [(size, score) for size, score in zip(g.sizes, column_scores(g)) if score is not None]
+    kinds = smoothed([classify(score) for _, score in scored])
     ranges: List[SizeRange] = []
-    for size, score in zip(g.sizes, column_scores(g)):
-        if score is None:
-            continue
-        kind = classify(score)
+    for (size, _), kind in zip(scored, kinds):
         if ranges and ranges[-1].kind == kind:
             ranges[-1].last = size
         else:
@@ -268,8 +399,11 @@ def class_shares(points: Sequence[Record]) -> Dict[str, float]:
 
 @dataclass
 class MapSummary:
+    """Figures of one ratio map, all over its determined points, as the diagnosis's."""
+
     bench: str
     points: int  # with a defined ratio
+    determined: int
     shares: Dict[str, float]
     median_ratio: Optional[float]
     osu_pct: Optional[float]  # medians of what OSU's and IMB's formulas give for the points
@@ -277,10 +411,11 @@ class MapSummary:
 
 
 def map_summary(run: Run, bench: str) -> MapSummary:
-    points = run.points_of(bench)
-    ratios = [point_ratio(p) for p in points]
-    return MapSummary(bench=bench, points=sum(r is not None for r in ratios),
-                      shares=class_shares(points), median_ratio=_median(ratios),
+    g = grid(run, bench)
+    points = g.determined
+    return MapSummary(bench=bench, points=g.rated, determined=len(points),
+                      shares=class_shares(points),
+                      median_ratio=_median(point_ratio(p) for p in points),
                       osu_pct=_median(osu_overlap_pct(*_ingredients(p)) for p in points),
                       imb_pct=_median(imb_overlap_pct(*_ingredients(p)) for p in points))
 
@@ -289,7 +424,11 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:.0f}%"
 
 
-def _ranges_sentence(label: str, ranges: List[SizeRange]) -> str:
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> str:
     phrases, explained = [], set()
     for size_range in ranges:
         phrase = f"{CLASS_NAMES[size_range.kind]} for {size_range.text()}"
@@ -297,50 +436,87 @@ def _ranges_sentence(label: str, ranges: List[SizeRange]) -> str:
             phrase += f" ({CLASS_REASONS[size_range.kind]})"
             explained.add(size_range.kind)
         phrases.append(phrase)
+    if undetermined:
+        phrases.append(f"{_plural(undetermined, 'size')} undetermined (no point determined to "
+                       f"{PRECISION})")
     return f"{label}: " + "; ".join(phrases)
 
 
-def _shares_sentence(label: str, shares: Dict[str, float], count: int) -> str:
+def _over(determined: int, rated: int) -> str:
+    """"over its 12 points", or "over 9 of its 12 points, those determined to ±0.2"."""
+    if determined == rated:
+        return f"over its {_plural(rated, 'point')}"
+    return f"over {determined} of its {_plural(rated, 'point')}, those determined to {PRECISION}"
+
+
+def _shares_sentence(label: str, g: Grid) -> List[str]:
+    determined = g.determined
+    if not determined:
+        return []
+    shares = class_shares(determined)
     parts = [f"{_percent(shares[kind])} {CLASS_NAMES[kind]}" for kind in CLASSES if shares[kind]]
-    noun = "point" if count == 1 else "points"
-    return f"{label}, over its {count} {noun}: " + ", ".join(parts)
+    return [f"{label}, {_over(len(determined), g.rated)}: " + ", ".join(parts)]
+
+
+def _undetermined_sentences(label: str, g: Grid) -> List[str]:
+    """Advice to measure again when too much of a map is noise."""
+    if not g.rated or len(g.undetermined) / g.rated <= UNDETERMINED_ADVICE_SHARE:
+        return []
+    return [f"{label}: {_percent(len(g.undetermined) / g.rated)} of points are not determined "
+            f"to {PRECISION}; {RERUN_ADVICE}"]
 
 
 # --- eager/rendezvous threshold ------------------------------------------------------------------
 
 @dataclass
 class Threshold:
-    """Where the sender-side map stops overlapping; one side is None when no switch was seen."""
+    """Where the sender-side map changes behaviour with size; one side is None when it does not.
+
+    small_overlap says which way: True is the classic eager/rendezvous switch (small sends
+    overlap, larger ones do not); False is the reverse, where larger sends overlap better (a
+    protocol driven by the receiver, such as a single-copy transfer on shared memory).
+    """
 
     last_eager: Optional[Number]
     first_rendezvous: Optional[Number]
+    small_overlap: bool = True
 
     @property
     def seen(self) -> bool:
         return self.last_eager is not None and self.first_rendezvous is not None
 
 
-def split_index(scores: Sequence[float]) -> int:
-    """Columns before the index overlap (< SWITCH_SCORE), the others do not: the split leaving
-    fewest columns on the wrong side, so a few noisy columns do not move it (first on ties)."""
-    def wrong(k: int) -> int:
-        return (sum(score >= SWITCH_SCORE for score in scores[:k])
-                + sum(score < SWITCH_SCORE for score in scores[k:]))
+def _misplaced(scores: Sequence[float], k: int, small_overlap: bool) -> int:
+    """Columns on the wrong side of a split before index k. With small_overlap, columns before
+    it should overlap (< SWITCH_SCORE) and the others not; without, the reverse."""
+    return (sum((score >= SWITCH_SCORE) == small_overlap for score in scores[:k])
+            + sum((score < SWITCH_SCORE) == small_overlap for score in scores[k:]))
 
-    return min(range(len(scores) + 1), key=wrong)
+
+def split_index(scores: Sequence[float], small_overlap: bool = True) -> int:
+    """The split leaving fewest columns on the wrong side (first on ties), so a few noisy columns
+    do not move it."""
+    return min(range(len(scores) + 1), key=lambda k: _misplaced(scores, k, small_overlap))
 
 
 def threshold(run: Run) -> Optional[Threshold]:
-    """The eager/rendezvous threshold seen in the sender-side map; None without that map."""
+    """The size at which the sender-side map switches behaviour, in whichever direction fits the
+    map best; None without that map."""
     if not run.points_of(SENDER):
         return None
     g = grid(run, SENDER)
     scored = [(size, score) for size, score in zip(g.sizes, column_scores(g)) if score is not None]
     if not scored:
         return None
-    k = split_index([score for _, score in scored])
+    scores = [score for _, score in scored]
+    # The classic direction wins ties: a map with no switch is then "every size overlaps" or
+    # "no size overlaps", as before.
+    fits = [(_misplaced(scores, split_index(scores, way), way), not way, way) for way in (True, False)]
+    _, _, way = min(fits)
+    k = split_index(scores, way)
     return Threshold(last_eager=scored[k - 1][0] if k > 0 else None,
-                     first_rendezvous=scored[k][0] if k < len(scored) else None)
+                     first_rendezvous=scored[k][0] if k < len(scored) else None,
+                     small_overlap=way)
 
 
 def threshold_text(found: Threshold) -> str:
@@ -355,8 +531,14 @@ def _threshold_sentences(run: Run) -> List[str]:
     found = threshold(run)
     if found is None:
         return []
+    if found.seen and found.small_overlap:
+        return [f"eager/rendezvous threshold {threshold_text(found)} ({LABELS[SENDER]} map): "
+                "smaller sends overlap, larger ones do not"]
     if found.seen:
-        return [f"eager/rendezvous threshold {threshold_text(found)} ({LABELS[SENDER]} map)"]
+        return [f"the {LABELS[SENDER]} map changes {threshold_text(found)}: from "
+                f"{format_size(found.first_rendezvous)} on, sends overlap better than smaller ones "
+                "(the library changes protocol there, to one that progresses without the sender, "
+                "such as a copy driven by the receiver)"]
     where = "at every size measured" if found.first_rendezvous is None else "at no size measured"
     return [f"no eager/rendezvous switch seen in the {LABELS[SENDER]} map: sends overlap {where}"]
 
@@ -447,23 +629,43 @@ def _nload_sentences(run: Run) -> List[str]:
 
 # --- control and collectives ---------------------------------------------------------------------
 
-def control_median(run: Run) -> Optional[float]:
-    return _median(point_ratio(p) for p in run.points_of(CONTROL))
+@dataclass
+class ControlCheck:
+    points: int  # with a defined ratio
+    determined: int
+    median: Optional[float]  # over the determined points; None with too few to check anything
+
+
+def control_check(run: Run) -> Optional[ControlCheck]:
+    """The blocking control's median ratio over its determined points; None without control."""
+    g = grid(run, CONTROL)
+    if not g.rated:
+        return None
+    ratios = [point_ratio(p) for p in g.determined]
+    return ControlCheck(points=g.rated, determined=len(ratios),
+                        median=_median(ratios) if len(ratios) >= CONTROL_MIN_POINTS else None)
 
 
 def _control_sentences(run: Run) -> List[str]:
-    median = control_median(run)
-    if median is None:
+    check = control_check(run)
+    if check is None:
         return []
+    advice = _undetermined_sentences(LABELS[CONTROL], grid(run, CONTROL))
+    median = check.median
+    if median is None:
+        counted = _plural(check.points, "point") if check.determined == check.points \
+            else f"{check.determined} of its {_plural(check.points, 'point')}"
+        return [f"method check: not made, the blocking control has only {counted} determined "
+                f"to {PRECISION} and its median needs at least {CONTROL_MIN_POINTS}"] + advice
     sentences = [f"method check: the blocking control's median ratio is {median:.2f} "
-                 "(must be about 1)"]
+                 f"{_over(check.determined, check.points)} (must be about 1)"]
     if not CONTROL_LOW <= median <= CONTROL_HIGH:
         sentences.append(
             f"warning: the blocking control cannot overlap, yet its median ratio is "
             f"{median:.2f} instead of about 1: this run's ratios are unreliable; the machine "
             "may be noisy or oversubscribed (more busy ranks or threads than cores), or the "
             "computation time inaccurate (see the sanity report)")
-    return sentences
+    return sentences + advice
 
 
 def worst_rank(point: Record) -> Optional[int]:
@@ -491,11 +693,10 @@ def _worst_rank_sentence(label: str, points: Sequence[Record]) -> List[str]:
 
 def _map_sentences(run: Run, bench: str) -> List[str]:
     label, g = LABELS[bench], grid(run, bench)
-    ranges, shares = class_ranges(g), class_shares(g.points)
-    if not ranges:
+    if not g.rated:
         return [f"{label}: no point has a defined ratio (T_comm or T_comp was not positive)"]
-    counted = sum(point_ratio(p) is not None for p in g.points)
-    sentences = [_ranges_sentence(label, ranges), _shares_sentence(label, shares, counted)]
+    sentences = [_ranges_sentence(label, class_ranges(g), undetermined_sizes(g)),
+                 *_shares_sentence(label, g), *_undetermined_sentences(label, g)]
     if bench in COLLECTIVES:
         sentences += _worst_rank_sentence(label, g.points)
     if bench == CPU:
@@ -531,12 +732,13 @@ def run_names(run_a: Run, run_b: Run) -> Tuple[str, str]:
 
 
 def overlap_share(run: Run, bench: str) -> Optional[float]:
-    return class_shares(run.points_of(bench)).get("overlap")
+    """The share of overlapping points among the determined ones; None if none is."""
+    return class_shares(grid(run, bench).determined).get("overlap")
 
 
 def _share_phrase(names: Tuple[str, str], shares: Tuple[float, float]) -> str:
-    return (f"{names[0]} overlaps at {_percent(shares[0])} of points, {names[1]} at "
-            f"{_percent(shares[1])}")
+    return (f"{names[0]} overlaps at {_percent(shares[0])} of determined points, {names[1]} "
+            f"at {_percent(shares[1])}")
 
 
 def _difference_sentence(label: str, names: Tuple[str, str],
@@ -545,6 +747,12 @@ def _difference_sentence(label: str, names: Tuple[str, str],
     if shares[1] > shares[0]:
         names, shares = (names[1], names[0]), (shares[1], shares[0])
     return f"{label}: {_share_phrase(names, shares)}"
+
+
+def _control_text(check: ControlCheck) -> str:
+    if check.median is None:
+        return f"not made (too few points determined to {PRECISION})"
+    return f"{check.median:.2f}"
 
 
 def compare(run_a: Run, run_b: Run) -> List[str]:
@@ -572,11 +780,11 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
         sentences.append(f"eager/rendezvous threshold ({LABELS[SENDER]} map): {names[0]} "
                          f"{threshold_text(thresholds[0])}; {names[1]} "
                          f"{threshold_text(thresholds[1])}")
-    controls = control_median(run_a), control_median(run_b)
+    controls = control_check(run_a), control_check(run_b)
     if None not in controls:
         sentences.append(f"method check, median ratio of the blocking control (about 1 when the "
-                         f"measurement is sound): {names[0]} {controls[0]:.2f}, {names[1]} "
-                         f"{controls[1]:.2f}")
+                         f"measurement is sound): {names[0]} {_control_text(controls[0])}, "
+                         f"{names[1]} {_control_text(controls[1])}")
     worst = worst_slowdown(run_a), worst_slowdown(run_b)
     if None not in worst:
         sentences.append(f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst[0])}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import overlap
@@ -28,15 +29,24 @@ SLOWDOWN_MIN, SLOWDOWN_MAX = 1.0, 1000.0
 RATIO_COLOURS = ((0.0, "#000000"), (0.15, "#5b0f7a"), (0.5, "#d41c1c"), (0.75, "#ff8c00"),
                  (1.0, "#ffff33"))
 MISSING = "0.8"  # cells with no measured point: grey, distinct from every colour of the scale
+# Undetermined cells (overlap.DETERMINED_WIDTH): their colour washed out with white, under a
+# sparse grey hatch that shows on every colour of the scale, so noise does not read as data while
+# what was measured stays visible.
+FADE = (1.0, 1.0, 1.0, 0.45)
+HATCH, HATCH_COLOUR = "//", "0.35"
+UNDETERMINED_GID = "undetermined"
 MAX_TICKS = 6
 PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
 SMALL_FONT = 7
 
 RATIO_LABEL = "overhead ratio"
 SLOWDOWN_LABEL = "slowdown T / T_comm"
+UNDETERMINED_LABEL = f"hatched: not determined to {overlap.PRECISION}"
 COLOUR_KEY = ("Colour: overhead ratio, black 0 (perfect overlap), purple near 0, red 1 "
               "(serialised), yellow 2 and above (slower than serialised); grey: not measured; "
-              "white line: T_comm, computation longer than communication above it")
+              f"faded and hatched: ratio not determined to {overlap.PRECISION} (its confidence "
+              f"interval is wider than {overlap.DETERMINED_WIDTH:g}); white line: T_comm, "
+              "computation longer than communication above it")
 NLOAD_KEY = ("nload's colour: slowdown on a logarithmic scale from 1 to 1000, over the number "
              "of computing threads")
 
@@ -64,10 +74,12 @@ def linear_edges(values: Sequence[float]) -> List[float]:
 
 
 def size_ticks(low: float, high: float) -> List[float]:
-    """Powers of two within [low, high], every 1, 2, 3, 5, 10... of them to keep few labels."""
+    """Powers of two within [low, high], every 1, 2, 5, 10 or 20 of them to keep few labels; no
+    step of 3, so that maps of different ranges in one mosaic share the same ticks (1 B, 32 B,
+    1 KiB, ...)."""
     exponents = range(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
     ticks: List[float] = []
-    for step in (1, 2, 3, 5, 10, 20):
+    for step in (1, 2, 5, 10, 20):
         ticks = [2.0 ** e for e in exponents if e % step == 0]
         if len(ticks) <= MAX_TICKS:
             break
@@ -103,7 +115,13 @@ def _blank(axes: "Axes", text: str) -> None:
               fontsize=SMALL_FONT)
 
 
-def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional["QuadMesh"]:
+@dataclass
+class DrawnMap:
+    mesh: "QuadMesh"
+    undetermined: int  # cells drawn faded and hatched
+
+
+def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional[DrawnMap]:
     """One benchmark's map, a rectangle per measured point, as measured (no interpolation)."""
     import numpy as np
     from matplotlib.colors import LogNorm, Normalize
@@ -125,6 +143,9 @@ def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional["QuadMesh"]:
     axes.set_facecolor(MISSING)
     mesh = axes.pcolormesh(x_edges, y_edges, data, cmap=ratio_colormap(),
                            norm=LogNorm(low, high) if nload else Normalize(low, high))
+    marked = grid.undetermined_cells()
+    undetermined = _mark_undetermined(axes, [[marked[i][j] for j in columns] for i in rows],
+                                      x_edges, y_edges)
     axes.set_xscale("log")
     _log_axis(axes.xaxis, size_ticks(x_edges[0], x_edges[-1]) or sizes, format_size)
     if nload:
@@ -137,7 +158,23 @@ def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional["QuadMesh"]:
         _draw_t_comm(axes, grid)
     axes.set_xlim(x_edges[0], x_edges[-1])
     axes.set_ylim(y_edges[0], y_edges[-1])
-    return mesh
+    return DrawnMap(mesh, undetermined)
+
+
+def _mark_undetermined(axes: "Axes", flags: Sequence[Sequence[bool]], x_edges: Sequence[float],
+                       y_edges: Sequence[float]) -> int:
+    """Fade and hatch the cells flagged (rows by y, as the mesh); returns how many."""
+    from matplotlib.collections import PolyCollection
+
+    cells = [[(x_edges[j], y_edges[i]), (x_edges[j + 1], y_edges[i]),
+              (x_edges[j + 1], y_edges[i + 1]), (x_edges[j], y_edges[i + 1])]
+             for i, row in enumerate(flags) for j, flagged in enumerate(row) if flagged]
+    if cells:
+        # Edges of width 0 leave the cells' borders undrawn; the hatch takes the edge colour.
+        axes.add_collection(PolyCollection(
+            cells, facecolors=[FADE], edgecolors=HATCH_COLOUR, linewidths=0, hatch=HATCH,
+            gid=UNDETERMINED_GID))
+    return len(cells)
 
 
 def _draw_t_comm(axes: "Axes", grid: overlap.Grid) -> None:
@@ -165,21 +202,29 @@ def _y_label(bench: str) -> str:
     return "computing threads" if bench == overlap.NLOAD else "computation time"
 
 
-def colour_label(bench: str) -> str:
+def colour_label(bench: str, undetermined: int = 0) -> str:
+    """The colour bar's label; it names the hatch when the map has undetermined cells."""
     if bench == overlap.NLOAD:
         return SLOWDOWN_LABEL
-    return f"worst rank's {RATIO_LABEL}" if bench in overlap.COLLECTIVES else RATIO_LABEL
+    return _noting_hatch(
+        f"worst rank's {RATIO_LABEL}" if bench in overlap.COLLECTIVES else RATIO_LABEL,
+        undetermined)
+
+
+def _noting_hatch(label: str, undetermined: int) -> str:
+    return f"{label}\n({UNDETERMINED_LABEL})" if undetermined else label
 
 
 def map_figure(grid: overlap.Grid) -> "Figure":
     figure = new_figure((6.4, 4.4))
     axes = figure.add_subplot()
-    mesh = draw_map(axes, grid)
+    drawn = draw_map(axes, grid)
     axes.set_xlabel("message size")
     axes.set_ylabel(_y_label(grid.bench))
     axes.set_title(f"{grid.bench}: {overlap.LABELS[grid.bench]}")
-    if mesh is not None:
-        _plain_ticks(figure.colorbar(mesh, ax=axes, label=colour_label(grid.bench)))
+    if drawn is not None:
+        _plain_ticks(figure.colorbar(drawn.mesh, ax=axes,
+                                     label=colour_label(grid.bench, drawn.undetermined)))
     return figure
 
 
@@ -187,7 +232,7 @@ def map_caption(bench: str) -> str:
     return f"{overlap.LABELS[bench]} ({bench}): {overlap.MEASURES[bench]}."
 
 
-def _draw_panel(axes: "Axes", run: Run, bench: str) -> Optional["QuadMesh"]:
+def _draw_panel(axes: "Axes", run: Run, bench: str) -> Optional[DrawnMap]:
     axes.tick_params(labelsize=SMALL_FONT)
     if not run.points_of(bench):
         _blank(axes, "not measured")
@@ -205,14 +250,14 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
         _blank(figure.add_subplot(), "no overlap benchmark measured")
         return figure
     panels = figure.subplots(len(rows), len(benches), squeeze=False)
-    # Per colour scale (nload or ratio): one of its meshes, and every panel drawn with it.
-    meshes: Dict[bool, Tuple["QuadMesh", List["Axes"]]] = {}
+    # Per colour scale (nload or ratio): every map drawn with it, and the panels they are in.
+    maps: Dict[bool, List[Tuple[DrawnMap, "Axes"]]] = {}
     for r, (label, run) in enumerate(rows):
         for c, bench in enumerate(benches):
             axes = panels[r][c]
-            mesh = _draw_panel(axes, run, bench)
-            if mesh is not None:
-                meshes.setdefault(bench == overlap.NLOAD, (mesh, []))[1].append(axes)
+            drawn = _draw_panel(axes, run, bench)
+            if drawn is not None:
+                maps.setdefault(bench == overlap.NLOAD, []).append((drawn, axes))
             if r == 0:
                 axes.set_title(bench, fontsize=9)
             if r == len(rows) - 1:
@@ -222,9 +267,11 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
                 axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
         if label:
             panels[r][0].set_ylabel(f"{_literal(label)}\n{_y_label(benches[0])}", fontsize=9)
-    for is_nload, (mesh, axes_list) in meshes.items():
-        bar = figure.colorbar(mesh, ax=axes_list, shrink=0.9,
-                              label=SLOWDOWN_LABEL if is_nload else RATIO_LABEL)
+    for is_nload, drawn_maps in maps.items():
+        undetermined = sum(drawn.undetermined for drawn, _ in drawn_maps)
+        bar = figure.colorbar(drawn_maps[0][0].mesh, ax=[axes for _, axes in drawn_maps],
+                              shrink=0.9, label=SLOWDOWN_LABEL if is_nload
+                              else _noting_hatch(RATIO_LABEL, undetermined))
         _plain_ticks(bar)
         bar.ax.tick_params(labelsize=SMALL_FONT)
     return figure
@@ -246,19 +293,21 @@ def _summary_part(run: Run) -> List[Part]:
     summaries = [overlap.map_summary(run, bench) for bench in overlap.ratio_maps(run)]
     if not summaries:
         return []
-    rows = [[s.bench, s.points]
+    rows = [[s.bench, s.points, s.determined]
             + [_percent(100 * s.shares[kind]) if s.shares else "n/a" for kind in overlap.CLASSES]
             + ["n/a" if s.median_ratio is None else f"{s.median_ratio:.2f}",
                _percent(s.osu_pct), _percent(s.imb_pct)] for s in summaries]
     bounds = (f"< {overlap.OVERLAP_BELOW}", f"{overlap.OVERLAP_BELOW}–{overlap.PARTIAL_BELOW}",
               f"{overlap.PARTIAL_BELOW}–{overlap.NONE_UP_TO}", f"> {overlap.NONE_UP_TO}")
-    header = (["benchmark", "points"]
+    header = (["benchmark", "points", f"determined to {overlap.PRECISION}"]
               + [f"{overlap.CLASS_NAMES[kind]} ({text})"
                  for kind, text in zip(overlap.CLASSES, bounds)]
               + ["median ratio", "median OSU overlap", "median IMB overlap"])
     return [element("h3", "Summary"), table(header, rows),
-            element("p", "OSU and IMB overlap: the percentages those benchmark suites would "
-                         "report, recomputed from the same times (100% = perfect overlap).")]
+            element("p", "Classes, medians and percentages are over the points whose ratio is "
+                         f"determined to {overlap.PRECISION}. OSU and IMB overlap: the "
+                         "percentages those benchmark suites would report, recomputed from the "
+                         "same times (100% = perfect overlap).")]
 
 
 def _maps_part(run: Run) -> List[Part]:

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "meta.h"
 #include "overlap.h"
 #include "sync.h"
 
@@ -91,9 +92,11 @@ void nload_run(overlap_t *o)
     if (!overlap_selected(o, "nload"))
         return;
     if (!can_run(o)) {
+        char text[160];
+        snprintf(text, sizeof text, "nload needs MPI_THREAD_FUNNELED; asked for %s, the MPI library provided %s",
+                 o->prog.thread_level_asked, ml_thread_level_name(o->prog.thread_level));
         if (!o->prog.resume)
-            ml_program_note(&o->prog, "skip", "nload needs MPI_THREAD_FUNNELED, which this MPI library does not provide",
-                            NULL);
+            ml_program_note(&o->prog, "skip", text, NULL);
         return;
     }
     int takes_part = o->prog.rank < 2;

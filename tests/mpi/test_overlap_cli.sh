@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Black-box tests of mpilens-overlap under MPI (docs/overlap.md is the contract):
+# - bad input ends with one clear line and exit status 2;
+# - a sweep of every benchmark yields every planned point, each holding what the contract lists,
+#   with ratios that follow from their stored ingredients (eq. 1);
+# - without MPI_THREAD_FUNNELED, nload is skipped with a note;
+# - the blocking control, which cannot overlap, gives a ratio near 1 where the ratio is
+#   well-conditioned (both times >= 5 us, the longer at most 4x the shorter).
+# usage: test_overlap_cli.sh PROGRAM NP LAUNCHER [LAUNCHER ARGS...]
+set -u
+program=$1 np=$2
+shift 2
+launch=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+run() { # run NAME RANKS ARGS...
+  local name=$1 ranks=$2; shift 2
+  "${launch[@]}" -n "$ranks" "$program" "$@" >"$work/$name.out" 2>"$work/$name.err"
+  echo $? >"$work/$name.status"
+}
+expect_usage_error() { # expect_usage_error NAME RANKS MESSAGE ARGS...
+  local name=$1 ranks=$2 message=$3; shift 3
+  run "$name" "$ranks" "$@"
+  [ "$(cat "$work/$name.status")" = 2 ] || fail "$name: status $(cat "$work/$name.status"), expected 2"
+  local first
+  first=$(grep -m1 "mpilens-overlap:" "$work/$name.err")
+  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
+  [ "$(grep -c "mpilens-overlap:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
+}
+
+expect_usage_error min_above_max "$np" 'invalid value "1M:1K" for --sizes' --sizes 1M:1K
+expect_usage_error compute_above "$np" 'invalid value "2ms:1us" for --compute' --compute 2ms:1us
+expect_usage_error bad_bench "$np" 'invalid value "sender,teleport" for --bench' --bench sender,teleport
+expect_usage_error bad_density "$np" 'invalid value "0" for --density' --density 0
+expect_usage_error zero_compute "$np" 'computation times must be at least 1ns' --compute 0:1ms
+expect_usage_error too_big "$np" 'lower the maximum of --sizes' --sizes 1:512G --bench sender
+expect_usage_error one_rank 1 'needs at least 2 ranks' --preset quick
+
+# A sweep of every benchmark on a tiny grid.
+tiny=(--sizes 1:4K --compute 10us:40us --density 1 --reps 3 --threads 1)
+run sweep "$np" "${tiny[@]}" --output "$work/sweep.jsonl"
+[ "$(cat "$work/sweep.status")" = 0 ] || fail "sweep failed: $(tail -5 "$work/sweep.err")"
+python3 - "$work/sweep.jsonl" "$np" <<'PY' || failures=$((failures + 1))
+import json, math, sys
+path, ranks = sys.argv[1], int(sys.argv[2])
+records = [json.loads(line) for line in open(path)]
+meta, points = records[0], [r for r in records if r["type"] == "point"]
+notes = [r["text"] for r in records if r["type"] == "note"]
+errors = []
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+check(len(points) == meta["points_total"], f"{len(points)} points, {meta['points_total']} planned")
+benches = {p["bench"] for p in points}
+expected = {"sender", "receiver", "bidir", "noncontig", "cpu", "nload", "control", "late", "ibcast",
+            "iallreduce", "ialltoall", "ref-pingpong", "ref-noncontig", "ref-send", "ref-ibcast",
+            "ref-iallreduce", "ref-ialltoall"} | ({"multi", "ref-multi"} if ranks >= 3 else set())
+check(benches == expected, f"benches {sorted(benches ^ expected)} missing or unexpected")
+check(any("noncontig" in n and "below one 32-byte block" in n for n in notes), "no noncontig skip note")
+if ranks < 3:
+    check(any("multi needs at least 3 ranks" in n for n in notes), "no multi skip note")
+map_stats = {"t_measured_ns", "t_comm_ns", "t_comp_ns", "lat0_ns", "ratio", "sample", "comp"}
+for p in points:
+    b, s, params = p["bench"], p["stats"], p["params"]
+    check(p["family"] == "overlap", f"{p['key']}: family")
+    if b.startswith("ref-"):
+        continue
+    if b == "nload":
+        check(s["ratio"] is not None and abs(s["ratio"] - (s["t_measured_ns"] - s["t_comm_ns"]) / s["t_comm_ns"]) < 1e-6,
+              f"{p['key']}: nload ratio")
+        continue
+    if b in ("ibcast", "iallreduce", "ialltoall"):
+        check(params["ranks"] == ranks and all(len(s["per_rank"][k]) == ranks for k in s["per_rank"]),
+              f"{p['key']}: per-rank values")
+        check(s["ratio"] == max(r for r in s["per_rank"]["ratio"] if r is not None), f"{p['key']}: worst rank")
+    else:
+        check(map_stats <= set(s), f"{p['key']}: missing {sorted(map_stats - set(s))}")
+        check(s["sample"]["n"] == 3 and s["comp"]["n"] == 3, f"{p['key']}: 3 repetitions")
+    lo, hi = sorted((s["t_comm_ns"], s["t_comp_ns"]))
+    check(abs(s["ratio"] - (s["t_measured_ns"] - hi) / lo) < 1e-6, f"{p['key']}: ratio is not eq. 1")
+    if b == "noncontig":
+        check(params["size_bytes"] % 32 == 0, f"{p['key']}: not whole blocks")
+for e in errors[:20]:
+    print("FAIL:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+
+# Without MPI_THREAD_FUNNELED, nload is skipped with a note and the rest runs.
+run single "$np" --bench nload,sender --sizes 1:64 --compute 10us:20us --density 1 --reps 3 --thread-level single \
+  --output "$work/single.jsonl"
+[ "$(cat "$work/single.status")" = 0 ] || fail "thread-level single failed"
+grep -q '"bench":"nload"' "$work/single.jsonl" && fail "nload ran without MPI_THREAD_FUNNELED"
+grep -q 'nload needs MPI_THREAD_FUNNELED; asked for single' "$work/single.jsonl" || fail "no nload skip note"
+grep -q '"bench":"sender"' "$work/single.jsonl" || fail "the other benchmarks did not run"
+
+# The control's known answer.
+run control "$np" --bench control --sizes 32K:256K --compute 5us:80us --density 2 --reps 30 \
+  --output "$work/control.jsonl"
+[ "$(cat "$work/control.status")" = 0 ] || fail "control run failed"
+python3 - "$work/control.jsonl" <<'PY' || failures=$((failures + 1))
+import json, statistics, sys
+ratios, points = [], []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("bench") != "control":
+        continue
+    points.append(r)
+    lo, hi = sorted((r["stats"]["t_comm_ns"], r["stats"]["t_comp_ns"]))
+    if lo >= 5000 and hi <= 4 * lo:
+        ratios.append(r["stats"]["ratio"])
+median = statistics.median(ratios) if ratios else float("nan")
+print(f"control: median ratio {median:.2f} over {len(ratios)} well-conditioned points of {len(points)}")
+if len(ratios) < 10 or not 0.7 <= median <= 1.3:
+    print("FAIL: the blocking control should give a ratio near 1", file=sys.stderr)
+    # what the run saw, so that a failure explains itself
+    for size in sorted({p["params"]["size_bytes"] for p in points}):
+        row = [p for p in points if p["params"]["size_bytes"] == size]
+        print(f"  {size} B: T_comm {row[0]['stats']['t_comm_ns']:.0f} ns, T_comp "
+              f"{min(p['stats']['t_comp_ns'] for p in row):.0f}-{max(p['stats']['t_comp_ns'] for p in row):.0f} ns, "
+              f"ratios {[round(p['stats']['ratio'], 2) for p in row]}", file=sys.stderr)
+    sys.exit(1)
+PY
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo passed
