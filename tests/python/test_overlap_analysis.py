@@ -379,8 +379,8 @@ def test_compare_sentences():
                         f"Open MPI overlaps at {share(2048)}% of determined points, MPICH at 0%")
     # the biggest differences are not repeated
     assert not any(s.startswith(("sender-side:", "receiver-side:")) for s in found)
-    assert ("eager/rendezvous threshold (sender-side map): Open MPI between 8 KiB and 11.3 KiB; "
-            "MPICH between 64 KiB and 90.5 KiB") in found
+    assert ("where the sender-side map switches with size: Open MPI between 8 KiB and 11.3 KiB "
+            "(smaller sends overlap); MPICH between 64 KiB and 90.5 KiB (smaller sends overlap)") in found
     assert ("method check, median ratio of the blocking control (about 1 when the measurement "
             "is sound): Open MPI 0.97, MPICH 1.05") in found
     assert "N threads load, worst slowdown: Open MPI ×1.2, MPICH ×80" in found
@@ -392,8 +392,8 @@ def test_compare_same_library_names_a_and_b():
     assert found[:3] == ["no benchmark's share of overlapping points differs by 10% or more",
                          "sender-side: A overlaps at 24% of determined points, B at 24%",
                          "receiver-side: A overlaps at 10% of determined points, B at 10%"]
-    assert "eager/rendezvous threshold (sender-side map): A between 8 KiB and 11.3 KiB; B " \
-           "between 8 KiB and 11.3 KiB" in found
+    assert "where the sender-side map switches with size: A between 8 KiB and 11.3 KiB (smaller " \
+           "sends overlap); B between 8 KiB and 11.3 KiB (smaller sends overlap)" in found
 
 
 def test_compare_without_common_benchmarks():

@@ -262,7 +262,7 @@ def test_comparison_page_shows_both_runs_in_one_figure(tmp_path):
     page = path.read_text(encoding="utf-8")
     assert "<h3>Overlap maps, A above B</h3>" in page
     assert "Top row: A (laptop); bottom row: B (&lt;cluster&gt;)." in page
-    assert "<li>overlap: eager/rendezvous threshold (sender-side map): Open MPI " in page
+    assert "<li>overlap: where the sender-side map switches with size: Open MPI " in page
     mosaic = tmp_path / "out" / "plots" / "compare-overlap-mosaic.png"
     assert_drawn(mosaic.read_bytes())
     assert mosaic.read_bytes() in _images(page)

@@ -527,6 +527,14 @@ def threshold_text(found: Threshold) -> str:
         else "none seen, no size overlaps"
 
 
+def _switch_text(found: Threshold) -> str:
+    """The switch and its direction, for comparisons."""
+    if not found.seen:
+        return threshold_text(found)
+    way = "smaller sends overlap" if found.small_overlap else "larger sends overlap better"
+    return f"{threshold_text(found)} ({way})"
+
+
 def _threshold_sentences(run: Run) -> List[str]:
     found = threshold(run)
     if found is None:
@@ -777,9 +785,8 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
                   if b not in biggest]
     thresholds = threshold(run_a), threshold(run_b)
     if None not in thresholds:
-        sentences.append(f"eager/rendezvous threshold ({LABELS[SENDER]} map): {names[0]} "
-                         f"{threshold_text(thresholds[0])}; {names[1]} "
-                         f"{threshold_text(thresholds[1])}")
+        sentences.append(f"where the {LABELS[SENDER]} map switches with size: {names[0]} "
+                         f"{_switch_text(thresholds[0])}; {names[1]} {_switch_text(thresholds[1])}")
     controls = control_check(run_a), control_check(run_b)
     if None not in controls:
         sentences.append(f"method check, median ratio of the blocking control (about 1 when the "
