@@ -2,7 +2,8 @@
  * starts the operation at one global time, computes, waits; T_measured, T_comm and T_comp are
  * per rank, and so is the ratio. The point reports the worst rank and keeps every rank's values.
  * A repetition in which some rank reached the common start time late is not kept, and the lead
- * time doubles, so that ranks really start together. */
+ * time doubles, so that ranks really start together; after a run of on-time starts it halves
+ * again (never below its first value), so that a burst of load does not slow the rest of the run. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #define FIRST_LEAD_NS 100000
 #define MAX_LEAD_NS 100000000
+#define ON_TIME_TO_SHRINK 16
 
 typedef struct {
     const char *name, *ref_name;
@@ -55,6 +57,7 @@ typedef struct {
 typedef struct {
     ml_offset_t offset;
     int64_t lead_ns;   /* rank 0: how far ahead it sets the common start */
+    int on_time;       /* repetitions started on time since the lead last changed */
     double *comm_ns;   /* rank 0: T_comm of each rank, indexed [size index * ranks + rank] */
 } nbc_state_t;
 
@@ -86,9 +89,14 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
     MPI_Allreduce(mine, max, 2, MPI_INT64_T, MPI_MAX, o->prog.sync);
     if (max[0]) {
         s->late_reps++;
+        st->on_time = 0;
         if (st->lead_ns < MAX_LEAD_NS)
             st->lead_ns *= 2;
         return 0;
+    }
+    if (++st->on_time >= ON_TIME_TO_SHRINK && st->lead_ns > FIRST_LEAD_NS) {
+        st->lead_ns /= 2;
+        st->on_time = 0;
     }
     if (keep) {
         add(&s->t, (double)t);

@@ -1,0 +1,24 @@
+/* The session engine's internal entry points, used by the API (session.c, gather.c) and the
+ * whole-run mode (wholerun.c). `internal` sessions belong to the library itself: MPI_M_ALL_MSID
+ * and the program's msids never reach them. */
+#ifndef MPILENS_SESSION_H
+#define MPILENS_SESSION_H
+
+#include <mpi.h>
+
+int ml_session_start(MPI_Comm comm, int internal, int *id);
+int ml_session_suspend(int id, int internal);
+int ml_session_continue(int id, int internal);
+int ml_session_free_internal(int id);
+
+/* Checks a session can be read with these flags, then returns its row: row[0..size) messages,
+ * row[size..2 size) bytes, malloc'ed; comm and rank are the session's own. */
+int ml_session_row(int id, int internal, int flags, unsigned long **row, int *size, MPI_Comm *comm, int *rank);
+
+/* Gathers every process's row on root (root < 0: on every process) into counts and sizes
+ * (size x size, row-major); either may be NULL to drop it. Collective over the session. */
+int ml_session_gather(int id, int internal, int root, unsigned long *counts, unsigned long *sizes, int flags);
+
+int ml_api_up(void);
+
+#endif
