@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, List, NoReturn, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, families, launch, report, results
+from . import __version__, families, launch, matrices, report, results
 from .errors import MpilensError
 from .progress import Progress
 
 DEFAULT_RANKS = 2
+MONITOR_LIBRARY = "mpilens-monitor"
+MONITOR_PREFIX = "monitor"
+# Variables of the user's environment meant for the monitoring library; passed on to the ranks,
+# since Open MPI's mpirun passes on only what it is told to.
+MONITOR_SETTINGS = "MPILENS_MONITOR_"
+KIND_CHOICES = (*matrices.KINDS, "all")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +46,14 @@ def _rank_count(text: str) -> int:
     return int(text)
 
 
-def _add_launch_options(parser: argparse.ArgumentParser, default_preset: str) -> None:
+BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
+                "build/<flavour>/bin of the checkout, then PATH)")
+
+
+def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
+                        bin_dir_help: str = BIN_DIR_HELP) -> None:
+    """The options of a command that launches ranks; --preset and --resume only for commands
+    that run an mpilens program (default_preset given)."""
     group = parser.add_argument_group("launch options")
     group.add_argument("--np", type=_rank_count, default=DEFAULT_RANKS, metavar="N",
                        help=f"number of MPI ranks (default {DEFAULT_RANKS})")
@@ -50,11 +64,11 @@ def _add_launch_options(parser: argparse.ArgumentParser, default_preset: str) ->
     group.add_argument("--launcher", metavar="CMD",
                        help='launcher command prefix, e.g. "srun --mpi=pmix -n {np}"; {np} '
                             "becomes the rank count, else -n N is appended")
-    group.add_argument("--bin-dir", metavar="DIR",
-                       help="directory holding the mpilens programs (default: MPILENS_BIN_DIR, "
-                            "then build/<flavour>/bin of the checkout, then PATH)")
+    group.add_argument("--bin-dir", metavar="DIR", help=bin_dir_help)
     group.add_argument("--output", metavar="DIR",
                        help="results directory (default results/<YYYYmmdd-HHMMSS>-<flavour>/)")
+    if default_preset is None:
+        return
     group.add_argument("--preset", choices=families.PRESETS, default=default_preset,
                        help=f"how thorough the measurement is (default: {default_preset})")
     group.add_argument("--resume", action="store_true",
@@ -96,14 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
                             "options of a command.")
     parser.add_argument("--version", action="version", version=f"mpilens {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in families.FAMILIES.values():
+    suite = families.suite_families()
+    for family in suite:
         sub = commands.add_parser(family.name, help=family.description,
                                   description=f"Run {family.program}: {family.description}.")
         _add_launch_options(sub, "default")
         _add_family_options(sub, family)
         sub.set_defaults(handler=cmd_family, family=family.name)
+    _add_monitor_command(commands)
+    _add_matrix_command(commands)
     sub = commands.add_parser(
-        "suite", help="run every family (" + ", ".join(families.FAMILIES) + ") into one "
+        "suite", help="run every family (" + ", ".join(f.name for f in suite) + ") into one "
                       "directory and write one report",
         description="Run every family in turn into one directory, then write one report.")
     _add_launch_options(sub, "quick")
@@ -128,6 +145,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_monitor_command(commands: argparse._SubParsersAction) -> None:
+    family = families.get("monitor")
+    sub = commands.add_parser(
+        "monitor", help=family.description,
+        usage="mpilens monitor [options] -- PROGRAM [ARGS...]",
+        description=f"Run PROGRAM with lib{MONITOR_LIBRARY}.so preloaded in every rank and "
+                    f"MPILENS_MONITOR=DIR/{MONITOR_PREFIX}: who sends how many messages and "
+                    f"bytes to whom, in DIR/{MONITOR_PREFIX}.jsonl and DIR/report.html.")
+    _add_launch_options(sub, None, "bin directory of an mpilens installation: the library is "
+                                   "looked for in DIR/../lib and DIR/../lib64")
+    sub.add_argument("--lib-dir", metavar="DIR",
+                     help=f"directory holding lib{MONITOR_LIBRARY}.so (default: "
+                          "MPILENS_LIB_DIR, then beside --bin-dir or MPILENS_BIN_DIR, then "
+                          "build/<flavour>/lib of the checkout, then <prefix>/lib beside a "
+                          "<prefix>/bin on PATH)")
+    sub.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS...]",
+                     help="the program to monitor and its arguments, after --")
+    sub.set_defaults(handler=cmd_monitor)
+
+
+def _format_list(text: str) -> List[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(name in matrices.FORMATS for name in names):
+        raise argparse.ArgumentTypeError(f'invalid format list "{text}": expected names '
+                                         "separated by commas among " + ", ".join(matrices.FORMATS))
+    return names
+
+
+def _add_matrix_command(commands: argparse._SubParsersAction) -> None:
+    sub = commands.add_parser(
+        "matrix", help="render and export communication matrices: monitor results, or the "
+                       "files of MPI_M_rootflush or MPI_M_flush",
+        description="Render the communication matrices in PATH into report.html, print their "
+                    "summary, and export them.")
+    sub.add_argument("path", metavar="PATH",
+                     help="a monitor results file or directory, or a PREFIX of PREFIX.jsonl, "
+                          "of rootflush files PREFIX_counts.<rank>.prof and "
+                          "PREFIX_sizes.<rank>.prof, or of flush files PREFIX.<rank>.prof")
+    sub.add_argument("--kind", choices=KIND_CHOICES, default="all",
+                     help="which kind of communication (default all)")
+    sub.add_argument("--export", metavar="DIR",
+                     help="write <kind>.csv, <kind>_counts.mat, <kind>_bytes.mat, "
+                          "<kind>_counts.mtx and <kind>_bytes.mtx into DIR")
+    sub.add_argument("--format", type=_format_list, metavar="LIST",
+                     help="exports to write, separated by commas: " + ", ".join(matrices.FORMATS)
+                          + " (default all; needs --export)")
+    sub.add_argument("--output", metavar="DIR",
+                     help="where to write report.html and plots/ (default: PATH's directory)")
+    sub.set_defaults(handler=cmd_matrix)
+
+
 def ensure_writable(directory: Path) -> None:
     """Create directory if needed and prove a file can be written there."""
     failure = f'cannot write to output directory "{directory}"'
@@ -141,6 +209,11 @@ def ensure_writable(directory: Path) -> None:
         raise MpilensError(f"{failure}: {error.strerror or error}") from None
 
 
+def _output_dir(output: Optional[str], flavour: launch.Flavour) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(output) if output else Path("results") / f"{stamp}-{flavour.value}"
+
+
 def _prepare(args: argparse.Namespace,
              chosen: Sequence[families.Family]) -> Tuple[Path, List[Job]]:
     """Check every option, program and launcher, and create the output directory.
@@ -150,8 +223,7 @@ def _prepare(args: argparse.Namespace,
     if args.resume and not args.output:
         raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
     flavour = launch.resolve_flavour(args.mpi)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = Path(args.output) if args.output else Path("results") / f"{stamp}-{flavour.value}"
+    outdir = _output_dir(args.output, flavour)
     jobs = []
     for family in chosen:
         program = launch.find_program(family.program, flavour, args.bin_dir)
@@ -212,7 +284,88 @@ def cmd_family(args: argparse.Namespace) -> int:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    _measure_and_report(args, list(families.FAMILIES.values()), name_directory=True)
+    _measure_and_report(args, families.suite_families(), name_directory=True)
+    return 0
+
+
+def _program_words(words: Sequence[str]) -> List[str]:
+    """PROGRAM and its arguments. argparse keeps the "--" before them in some Python versions and
+    drops it in others."""
+    words = list(words[1:] if words[:1] == ["--"] else words)
+    if not words:
+        raise MpilensError('no program to monitor: give it after "--", as in "mpilens monitor '
+                           '--np 4 -- ./app ARGS"')
+    if not launch.is_command(words[0]):
+        raise MpilensError(f'program "{words[0]}" not found: give the path of an executable, '
+                           "such as ./app, or a command on PATH")
+    return words
+
+
+def _monitor_env(prefix: Path, library: Path) -> Dict[str, str]:
+    """What every rank needs: the library preloaded, where to write; and the user's settings for
+    the library, which Open MPI's mpirun would not pass on by itself."""
+    settings = {name: value for name, value in os.environ.items()
+                if name.startswith(MONITOR_SETTINGS)}
+    return {**settings, "LD_PRELOAD": str(library), "MPILENS_MONITOR": str(prefix.absolute())}
+
+
+def _monitor_results(output: Path, flavour: launch.Flavour) -> results.Run:
+    """The run the library wrote, or why there is none."""
+    if not output.exists():
+        raise MpilensError(
+            f'the program ended without writing "{output}": the monitoring library never '
+            "started in its rank 0 (the program does not call MPI_Init, is linked statically, "
+            f"or uses another MPI than {launch.FLAVOUR_NAMES[flavour]}; a --launcher must pass "
+            "LD_PRELOAD and MPILENS_MONITOR on to the ranks)")
+    if output.stat().st_size == 0:
+        raise MpilensError(f'"{output}" is empty: monitoring started in MPI_Init, but the results '
+                           "were not written at MPI_Finalize (the program did not reach it, or "
+                           "rank 0 could not write; see the messages above)")
+    return results.load(output)
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    words = _program_words(args.program)
+    flavour = launch.resolve_flavour(args.mpi)
+    library = launch.find_library(MONITOR_LIBRARY, flavour, args.lib_dir, args.bin_dir)
+    outdir = _output_dir(args.output, flavour)
+    output = outdir / f"{MONITOR_PREFIX}.jsonl"
+    if output.exists():
+        raise MpilensError(f'"{output}" already exists; choose another --output')
+    env = _monitor_env(outdir / MONITOR_PREFIX, library)
+    command = launch.build_command(flavour, args.np, words[0], words[1:],
+                                   launcher=args.launcher, env=env)
+    launch.check_launcher(command, None if args.launcher else flavour)
+    ensure_writable(outdir)
+    own_env = launch.process_env(command[0], flavour, env)
+    shown = [f"{name}={value}" for name, value in own_env.items()] + command
+    print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
+    launch.run(command, output, env=own_env)
+    run = _monitor_results(output, flavour)
+    page = report.write_report([run], outdir)
+    _print_findings([run])
+    print(f"results: {output}")
+    print(f"report: {page}")
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    if args.format is not None and args.export is None:
+        raise MpilensError("--format needs --export DIR: the directory to write the files to")
+    source = Path(args.path)
+    run = matrices.only_kind(matrices.load(source), args.kind)
+    outdir = Path(args.output) if args.output else (source if source.is_dir() else source.parent)
+    ensure_writable(outdir)
+    written: List[Path] = []
+    if args.export is not None:
+        ensure_writable(Path(args.export))
+        for traffic in matrices.traffic_of(run).values():
+            written += matrices.export(traffic, args.export, args.format or matrices.FORMATS)
+    page = report.write_report([run], outdir)
+    _print_findings([run])
+    for path in written:
+        print(f"exported: {path}")
+    print(f"report: {page}")
     return 0
 
 

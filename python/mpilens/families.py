@@ -2,7 +2,9 @@
 
 Adding a family: write analysis/<name>.py (diagnose, compare) and plots/<name>.py (render), then
 add one Family(...) line to FAMILIES below. A family may also declare options of its own command
-(passed on to its program) and extra content for the comparison page.
+(passed on to its program) and extra content for the comparison page. A family that has no
+program of its own to run (monitor watches the user's program) says in_suite=False: `mpilens
+suite` skips it, and its command is written in cli.py rather than made from the family.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .analysis import monitor as monitor_analysis
 from .analysis import overlap as overlap_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
+from .plots import monitor as monitor_plots
 from .plots import overlap as overlap_plots
 from .plots import sanity as sanity_plots
 from .results import Run
@@ -45,6 +49,7 @@ class FamilyOption:
 @dataclass(frozen=True)
 class Family:
     name: str
+    # What writes the family's results file: its program, or for monitor the library.
     program: str
     description: str
     render: Callable[[Run], ReportSection]
@@ -54,6 +59,8 @@ class Family:
     options: Sequence[FamilyOption] = ()
     # Parts shown once for both runs of a comparison (run A, run B, their labels).
     compare_parts: Optional[Callable[[Run, Run, Tuple[str, str]], List[Part]]] = None
+    # False for a family with no program of its own to run (see the module's docstring).
+    in_suite: bool = True
 
     def preset_args(self, preset: str) -> List[str]:
         if preset not in self.presets:
@@ -88,7 +95,17 @@ FAMILIES: Dict[str, Family] = {family.name: family for family in (
                                  + ", ".join(overlap_analysis.BENCHES) + ", or all",
                                  overlap_bench_list),),
            compare_parts=overlap_plots.compare_parts),
+    Family("monitor", "libmpilens-monitor",
+           "run PROGRAM under the monitoring library: who sends how many messages and bytes to "
+           "whom, per kind of communication (seed 004)",
+           monitor_plots.render, monitor_analysis.diagnose, monitor_analysis.compare,
+           presets={}, in_suite=False),
 )}
+
+
+def suite_families() -> List[Family]:
+    """The families `mpilens suite` runs, each with a program of its own."""
+    return [family for family in FAMILIES.values() if family.in_suite]
 
 
 def get(name: str) -> Family:

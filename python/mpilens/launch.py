@@ -1,4 +1,5 @@
-"""Find an mpilens program, build the MPI command line that starts it, and run it."""
+"""Find an mpilens program or library, build the MPI command line that starts a program, and run
+it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 from .errors import MpilensError
 from .progress import Progress, ResultsTail
@@ -70,6 +71,48 @@ def find_program(name: str, flavour: Flavour, bin_dir: Optional[PathLike] = None
     else:
         problem = f'no mpilens programs built for MPI flavour "{flavour.value}"'
     raise MpilensError(f'{problem} (looked in {looked}); run "make build" or set MPILENS_BIN_DIR')
+
+
+def _beside_programs(bin_dir: Path) -> List[Path]:
+    """Where an installation whose programs are in <prefix>/bin keeps its libraries."""
+    prefix = bin_dir.absolute().parent
+    return [prefix / "lib", prefix / "lib64"]
+
+
+def find_library(name: str, flavour: Flavour, lib_dir: Optional[PathLike] = None,
+                 bin_dir: Optional[PathLike] = None) -> Path:
+    """lib<name>.so, as an absolute path: in lib_dir, else MPILENS_LIB_DIR, else beside the
+    programs of bin_dir or MPILENS_BIN_DIR (<prefix>/lib or <prefix>/lib64), else in the dev
+    build, else beside a <prefix>/bin on PATH.
+
+    As with find_program, an explicit directory is the only place looked in: a library of
+    another build than the one named may be built for another MPI.
+    """
+    filename = f"lib{name}.so"
+    explicit = ((lib_dir, "--lib-dir", False),
+                (os.environ.get("MPILENS_LIB_DIR"), "MPILENS_LIB_DIR", False),
+                (bin_dir, "--bin-dir", True),
+                (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR", True))
+    for directory, origin, beside in explicit:
+        if directory:
+            places = _beside_programs(Path(directory)) if beside else [Path(directory)]
+            return _library_in(filename, places, " and ".join(map(str, places))
+                               + f' (from {origin} "{directory}")')
+    dev = dev_bin_dir(flavour)
+    installed = [lib for entry in os.environ.get("PATH", "").split(os.pathsep) if entry
+                 for lib in _beside_programs(Path(entry))]
+    if dev is None:
+        return _library_in(filename, installed, "<prefix>/lib beside each <prefix>/bin on PATH")
+    return _library_in(filename, [dev.parent / "lib", *installed],
+                       f"{dev.parent / 'lib'} and <prefix>/lib beside each <prefix>/bin on PATH")
+
+
+def _library_in(filename: str, places: Sequence[Path], looked: str) -> Path:
+    for place in places:
+        if (place / filename).is_file():
+            return (place / filename).absolute()
+    raise MpilensError(f'library "{filename}" not found (looked in {looked}); run "make build", '
+                       "or give --lib-dir DIR")
 
 
 def built_flavours() -> List[Flavour]:
@@ -146,13 +189,67 @@ def _check_ranks(np: object) -> int:
     return np
 
 
+# Launchers mpilens knows how to tell to set environment variables in every rank, by the name
+# of their command; plain mpirun and mpiexec belong to the flavour's MPI.
+_OPENMPI_LAUNCHERS = {"mpirun.openmpi", "mpiexec.openmpi", "orterun", "prterun"}
+_HYDRA_LAUNCHERS = {"mpiexec.mpich", "mpirun.mpich", "mpiexec.hydra"}
+_GENERIC_LAUNCHERS = {"mpirun", "mpiexec"}
+
+
+def _env_style(launcher: str, flavour: Flavour) -> Optional[str]:
+    """How the launcher command `launcher` passes variables on: "openmpi", "hydra", "srun", or
+    None for a launcher mpilens does not know."""
+    name = Path(launcher).name
+    if name == "srun":
+        return "srun"
+    if name in _GENERIC_LAUNCHERS:
+        return "openmpi" if flavour == Flavour.OPENMPI else "hydra"
+    if name in _OPENMPI_LAUNCHERS:
+        return "openmpi"
+    return "hydra" if name in _HYDRA_LAUNCHERS else None
+
+
+def _env_options(style: str, env: Mapping[str, str]) -> List[str]:
+    if style == "openmpi":
+        return [word for name, value in env.items() for word in ("-x", f"{name}={value}")]
+    if style == "hydra":
+        return [word for name, value in env.items() for word in ("-genv", name, value)]
+    # srun's --export separates its variables with commas, so no value may hold one.
+    for name, value in env.items():
+        if "," in value:
+            raise MpilensError(f'cannot pass {name}="{value}" to the ranks through srun: its '
+                               "--export option cannot carry a comma; choose paths without one")
+    return ["--export=" + ",".join(["ALL", *(f"{name}={value}" for name, value in env.items())])]
+
+
+def process_env(launcher: str, flavour: Flavour,
+                env: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """The variables of env to set in the launcher's own environment: all of them for a launcher
+    mpilens does not know (which must then pass its environment on to the ranks), none for one
+    it knows (build_command puts them on its command line, so the launcher process itself is
+    not affected, e.g. by LD_PRELOAD)."""
+    return dict(env or {}) if _env_style(launcher, flavour) is None else {}
+
+
+def _with_env(prefix: List[str], flavour: Flavour, env: Optional[Mapping[str, str]]) -> List[str]:
+    """The launcher's options for env go right after its command, before any words of a user's
+    launcher that may belong to a wrapper (srun -n 4 singularity exec ...)."""
+    style = _env_style(prefix[0], flavour)
+    if not env or style is None:
+        return prefix
+    return [prefix[0], *_env_options(style, env), *prefix[1:]]
+
+
 def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[str], *,
                   launcher: Optional[str] = None, cpus: Optional[int] = None,
-                  euid: Optional[int] = None) -> List[str]:
+                  euid: Optional[int] = None,
+                  env: Optional[Mapping[str, str]] = None) -> List[str]:
     """The full command line: launcher prefix, program, program arguments.
 
     launcher is the user's --launcher string; "{np}" in it becomes the rank count, and without
     it "-n <np>" is appended. Without one, the flavour's launcher gets the options it needs.
+    env: variables every rank must see, given as options to a launcher mpilens knows (-x for
+    Open MPI, -genv for MPICH's hydra, --export for srun); see process_env for the others.
     """
     np = _check_ranks(np)
     if launcher is not None:
@@ -163,7 +260,7 @@ def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[s
             prefix = [word.replace("{np}", str(np)) for word in words]
         else:
             prefix = words + ["-n", str(np)]
-        return prefix + [str(program)] + list(args)
+        return _with_env(prefix, flavour, env) + [str(program)] + list(args)
     name = default_launcher(flavour)
     prefix = [name, "-n", str(np)]
     if flavour == Flavour.OPENMPI and Path(name).name != "srun":
@@ -173,14 +270,18 @@ def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[s
             prefix.append("--oversubscribe")
         if (os.geteuid() if euid is None else euid) == 0:
             prefix.append("--allow-run-as-root")
-    return prefix + [str(program)] + list(args)
+    return _with_env(prefix, flavour, env) + [str(program)] + list(args)
+
+
+def is_command(word: str) -> bool:
+    """Whether word names something that can be run: an executable file, or a command on PATH."""
+    return _executable(Path(word)) if os.sep in word else shutil.which(word) is not None
 
 
 def check_launcher(cmd: Sequence[str], flavour: Optional[Flavour] = None) -> None:
     """Refuse a command whose launcher is missing; flavour None means the user chose it."""
     first = cmd[0]
-    found = _executable(Path(first)) if os.sep in first else shutil.which(first) is not None
-    if found:
+    if is_command(first):
         return
     if flavour is None:
         raise MpilensError(f'launcher "{first}" not found; check the command given with '
@@ -213,8 +314,9 @@ def _failure(cmd: Sequence[str], returncode: int) -> str:
 
 
 def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] = None,
-        poll_interval: float = 0.5) -> None:
-    """Run cmd with the terminal as its stdout/stderr, showing progress from output_file.
+        poll_interval: float = 0.5, env: Optional[Mapping[str, str]] = None) -> None:
+    """Run cmd with the terminal as its stdout/stderr, showing progress from output_file; env
+    holds variables to set for it, over this process's environment.
 
     On failure the results file is left as it is: every point already written stays usable.
     """
@@ -223,7 +325,7 @@ def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] 
     if progress is not None:
         progress.start(tail.points)
     try:
-        process = subprocess.Popen(list(cmd))
+        process = subprocess.Popen(list(cmd), env={**os.environ, **env} if env else None)
     except OSError as error:
         raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
     try:

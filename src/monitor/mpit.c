@@ -93,7 +93,12 @@ void ml_mpit_open(void)
     }
     b.mpit_up = 1;
     if (read_int_cvar("pml_monitoring_enable", &enable) != 0) {
-        give_up("no Open MPI pml/monitoring component (not Open MPI, or built without it)");
+        int index;
+        /* Debian's Open MPI 4.1 loads coll/ and osc/monitoring but not pml/monitoring */
+        give_up(MPI_T_cvar_get_index("coll_monitoring_major_version", &index) == MPI_SUCCESS
+                    ? "Open MPI's pml/monitoring component is not loaded (Open MPI issue #9260), only coll/ and "
+                      "osc/monitoring"
+                    : "no Open MPI pml/monitoring component (not Open MPI, or built without it)");
         return;
     }
     if (enable == 0) {

@@ -10,15 +10,19 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+import numpy as np
 import pytest
 
 from mpilens import families
+from mpilens.matrices import Matrix, to_coo
 from mpilens.results import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "fixtures"
 SANITY_FIXTURE = FIXTURES / "sanity-2ranks.jsonl"
 OVERLAP_FIXTURE = FIXTURES / "overlap-synthetic.jsonl"
+MONITOR_FIXTURE = FIXTURES / "monitor-ring-4ranks.jsonl"
+ROOTFLUSH_FIXTURE = FIXTURES / "monitor-rootflush"
 FAKE_PROGRAM = Path(__file__).resolve().parent / "fake_program.py"
 
 
@@ -116,8 +120,29 @@ def fake_bin(directory: Path, source: Path, log: Path) -> dict:
     """A bin dir whose every mpilens program replays `source` (see fake_program.py), and the
     environment that program reads."""
     directory.mkdir(parents=True, exist_ok=True)
-    for family in families.FAMILIES.values():
+    for family in families.suite_families():
         program = directory / family.program
         program.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_PROGRAM} \"$@\"\n")
         program.chmod(0o755)
     return {"FAKE_SOURCE": str(source), "FAKE_LOG": str(log)}
+
+
+def monitor_point(kind: str, counts, sizes, **stats) -> dict:
+    """A point of a monitor run, as libmpilens-monitor writes it, from dense matrices (lists of
+    rows or arrays); stats adds or replaces keys, such as backend_reason."""
+    counts, sizes = np.array(counts, dtype=np.int64), np.array(sizes, dtype=np.int64)
+    return {"type": "point", "family": "monitor", "bench": "matrix", "key": f"matrix/kind={kind}",
+            "params": {"kind": kind},
+            "stats": {"backend": "pmpi", "ranks": len(counts),
+                      "counts": to_coo(Matrix(kind, "counts", counts)),
+                      "bytes": to_coo(Matrix(kind, "bytes", sizes)),
+                      "total_messages": int(counts.sum()), "total_bytes": int(sizes.sum()),
+                      **stats}}
+
+
+def make_monitor_run(points: list, **meta_changes) -> Run:
+    """A synthetic monitor run: the monitor fixture's meta (with changes) and the given points."""
+    meta = copy.deepcopy(read_records(MONITOR_FIXTURE)[0])
+    meta.update(meta_changes)
+    meta["points_total"] = len(points)
+    return Run(path=Path("monitor.jsonl"), meta=meta, points=points)

@@ -176,9 +176,9 @@ def test_suite_runs_every_family(fake, tmp_path):
     out = tmp_path / "suite"
     done = run_cli("suite", *_launch_options(fake, "--output", str(out)), env=fake["env"])
     assert done.returncode == 0, done.stderr
-    assert [call[:2] for call in _calls(fake)] == [["--preset", "quick"]] * len(families.FAMILIES)
-    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(
-        f"{name}.jsonl" for name in families.FAMILIES)
+    suite = families.suite_families()
+    assert [call[:2] for call in _calls(fake)] == [["--preset", "quick"]] * len(suite)
+    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(f"{f.name}.jsonl" for f in suite)
     assert done.stdout.splitlines()[-2:] == [f"results: {out}", f"report: {out / 'report.html'}"]
 
 

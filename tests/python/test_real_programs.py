@@ -130,3 +130,35 @@ def test_overlap_run_reads_back(overlap_runs, flavour, ranks):
     assert plots == {"overlap-mosaic.png"} | {f"overlap-map-{bench}.png" for bench in maps}
     page = (outdir / "report.html").read_text(encoding="utf-8")
     assert page.count("data:image/png") >= len(plots)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+def test_monitor_an_unmodified_program(flavour, ranks, tmp_path):
+    """`mpilens monitor` preloads the library into a program that knows nothing of it (each rank
+    sends 2 x 64 bytes to the next, then rank 0 broadcasts 128 bytes) and reports its matrices."""
+    _require(flavour)
+    program = launch.dev_bin_dir(launch.Flavour(flavour)).parent / "tests" / "plain_ring"
+    done = run_cli("monitor", "--mpi", flavour, "--np", str(ranks), "--output", str(tmp_path / "run"), "--",
+                   str(program), timeout=300)
+    assert done.returncode == 0, done.stderr
+    run = results.load(tmp_path / "run" / "monitor.jsonl")
+    assert run.meta["ranks"] == ranks and run.meta["mpi"]["flavour"] == flavour
+    p2p = next(p for p in run.points if p["params"]["kind"] == "p2p")["stats"]
+    assert sorted(map(tuple, p2p["counts"]["entries"])) == [(i, (i + 1) % ranks, 2) for i in range(ranks)]
+    assert p2p["total_bytes"] == 128 * ranks
+    coll = next(p for p in run.points if p["params"]["kind"] == "coll")["stats"]
+    assert coll["backend"] == "pmpi"
+    assert sorted(map(tuple, coll["bytes"]["entries"])) == [(0, j, 128) for j in range(1, ranks)]
+    assert f"point-to-point: {128 * ranks} B in {2 * ranks} messages" in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == f"report: {tmp_path / 'run' / 'report.html'}"
+
+    exported = run_cli("matrix", str(tmp_path / "run"), "--kind", "p2p", "--export", str(tmp_path / "x"),
+                       "--format", "csv,mat")
+    assert exported.returncode == 0, exported.stderr
+    csv = (tmp_path / "x" / "p2p.csv").read_text().splitlines()
+    assert csv[0] == "sender,receiver,bytes,count"
+    assert sorted(csv[1:]) == sorted(f"{i},{(i + 1) % ranks},128,2" for i in range(ranks))
+    rows = (tmp_path / "x" / "p2p_bytes.mat").read_text().splitlines()
+    assert [list(map(int, r.split())) for r in rows] == [
+        [128 if j == (i + 1) % ranks else 0 for j in range(ranks)] for i in range(ranks)]

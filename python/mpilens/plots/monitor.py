@@ -1,0 +1,190 @@
+"""The monitor report section: per kind of communication, heat maps of the message and byte
+matrices, what each rank sent and received, the busiest pairs and the diagnosis."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from ..analysis import monitor
+from ..markup import Markup, element, join, table
+from ..matrices import Matrix, Traffic, traffic_of
+from ..results import Run
+from ..section import Part, Plot, ReportSection
+from ..units import format_size
+from .common import new_figure, to_plot
+# Generic tick choosers: powers of two for sizes, 1-2-5 decades for any count.
+from .overlap import size_ticks, time_ticks
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.image import AxesImage
+
+TITLE = "Communication matrices"
+COLOURS = "viridis"
+# A map shows at most this many cells a side: with more ranks than pixels, drawing one cell per
+# pair would let the image's scaling drop cells, so blocks of ranks are drawn instead, each with
+# its largest cell, and a lone message stays visible.
+MAX_CELLS = 256
+# Beyond this many ranks, bars would be thinner than a pixel: lines are drawn instead.
+MAX_BARS = 64
+SMALL_FONT = 8
+WHAT_NAMES = {"counts": "messages", "bytes": "bytes"}
+BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
+
+
+def pooled(values: np.ndarray, cells: int = MAX_CELLS) -> Tuple[np.ndarray, int]:
+    """values shrunk to at most cells × cells by taking the largest of each block of ranks; the
+    block's side in ranks (1: values as they are)."""
+    size = values.shape[0]
+    block = math.ceil(size / cells)
+    if block == 1:
+        return values, 1
+    blocks = math.ceil(size / block)
+    padded = np.zeros((blocks * block, blocks * block), dtype=values.dtype)
+    padded[:size, :size] = values
+    return padded.reshape(blocks, block, blocks, block).max(axis=(1, 3)), block
+
+
+def _plain_count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def draw_map(axes: "Axes", matrix: Matrix) -> "AxesImage":
+    """One matrix, rank 0 at the top left; zero cells left blank, others on a log scale."""
+    from matplotlib import colormaps
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import MaxNLocator
+
+    values, block = pooled(matrix.values)
+    positive = matrix.values[matrix.values > 0]
+    low, high = (int(positive.min()), int(positive.max())) if positive.size else (1, 1)
+    # A single value still needs a range for the scale: one around it, to draw it mid-scale.
+    norm = LogNorm(low, high) if high > low else LogNorm(low / 2, low * 2)
+    side = values.shape[0] * block
+    image = axes.imshow(np.ma.masked_equal(values, 0), cmap=colormaps[COLOURS], norm=norm,
+                        interpolation="nearest", extent=(-0.5, side - 0.5, side - 0.5, -0.5))
+    axes.set_xlim(-0.5, matrix.ranks - 0.5)
+    axes.set_ylim(matrix.ranks - 0.5, -0.5)
+    for axis in (axes.xaxis, axes.yaxis):
+        axis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+    axes.set_xlabel("receiving rank")
+    axes.set_ylabel("sending rank")
+    axes.tick_params(labelsize=SMALL_FONT)
+    return image
+
+
+def _colour_bar(figure: "Figure", image: "AxesImage", axes: "Axes", ticks: Sequence[float],
+                text: Callable[[float], str], title: str) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    bar = figure.colorbar(image, ax=axes, shrink=0.85, label=title)
+    bar.set_ticks(list(ticks) or [image.norm.vmin, image.norm.vmax])
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: text(value)))
+    # Log scales add unlabelled minor ticks at 2..9 × 10^k, which mean nothing here.
+    bar.minorticks_off()
+    bar.ax.tick_params(labelsize=SMALL_FONT)
+
+
+def map_plot(traffic: Traffic) -> Plot:
+    """The kind's message and byte matrices side by side."""
+    figure = new_figure((10.5, 4.6))
+    panels = figure.subplots(1, 2)
+    for axes, matrix in zip(panels, (traffic.counts, traffic.bytes)):
+        image = draw_map(axes, matrix)
+        low, high = image.norm.vmin, image.norm.vmax
+        if matrix.what == "bytes":
+            _colour_bar(figure, image, axes, size_ticks(low, high), format_size, "bytes sent")
+        else:
+            _colour_bar(figure, image, axes, time_ticks(low, high), _plain_count,
+                        "messages sent")
+        axes.set_title(f"{monitor.label(traffic.kind)}: {WHAT_NAMES[matrix.what]}", fontsize=10)
+    _, block = pooled(traffic.counts.values)
+    blocks = (f" Each cell is a block of {block}×{block} rank pairs, coloured by its largest "
+              "value." if block > 1 else "")
+    return to_plot(figure, f"map-{traffic.kind}",
+                   f"{monitor.label(traffic.kind)}: messages (left) and bytes (right) each rank "
+                   "(row) sent to each rank (column), rank 0 at the top left, on logarithmic "
+                   f"colour scales; white: nothing sent.{blocks}")
+
+
+def rank_plot(summary: monitor.Summary) -> Plot:
+    """What each rank sent and received: bytes, or messages when every message was empty."""
+    from matplotlib.ticker import MaxNLocator
+
+    figure = new_figure((6.4, 3.2))
+    axes = figure.add_subplot()
+    if summary.by_bytes:
+        # In the unit of the largest bar, so that ticks fall on round numbers of it.
+        unit, scale = next((name, scale) for name, scale in BYTE_UNITS
+                           if max(summary.sent_bytes.max(), summary.received_bytes.max()) >= scale)
+        sent, received = summary.sent_bytes / scale, summary.received_bytes / scale
+    else:
+        unit, sent, received = "messages", summary.sent_messages, summary.received_messages
+    ranks = np.arange(summary.ranks)
+    if summary.ranks <= MAX_BARS:
+        axes.bar(ranks - 0.2, sent, width=0.4, label="sent")
+        axes.bar(ranks + 0.2, received, width=0.4, label="received")
+    else:
+        axes.step(ranks, sent, where="mid", label="sent")
+        axes.step(ranks, received, where="mid", label="received")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("rank")
+    axes.set_ylabel(unit)
+    axes.legend(fontsize=SMALL_FONT)
+    name = monitor.label(summary.kind)
+    what = "bytes" if summary.by_bytes else "messages"
+    return to_plot(figure, f"ranks-{summary.kind}",
+                   f"{name}: {what} each rank sent and received (what it sent itself included).")
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "n/a"
+
+
+def pairs_table(summary: monitor.Summary) -> Markup:
+    rows = [[index, pair.sender, pair.receiver, format_size(pair.bytes), pair.messages,
+             _share(pair.bytes if summary.by_bytes else pair.messages,
+                    summary.bytes if summary.by_bytes else summary.messages),
+             format_size(pair.bytes / pair.messages) if pair.messages else "n/a"]
+            for index, pair in enumerate(summary.top, start=1)]
+    share = "share of bytes" if summary.by_bytes else "share of messages"
+    return table(["", "sender", "receiver", "bytes", "messages", share, "mean message size"],
+                 rows)
+
+
+def _diagnosis(sentences: Sequence[str]) -> Markup:
+    return element("ul", join(element("li", s, "warn" if "warning:" in s else None)
+                              for s in sentences))
+
+
+def kind_parts(traffic: Traffic) -> List[Part]:
+    """A kind with traffic: what its numbers are, the diagnosis, maps, ranks, busiest pairs."""
+    summary = monitor.summarize(traffic)
+    parts: List[Part] = [element("h3", monitor.heading(summary))]
+    explained = monitor.backend_text(summary)
+    if explained:
+        parts.append(element("p", explained))
+    parts += [_diagnosis(monitor.kind_sentences(summary)), map_plot(traffic), rank_plot(summary)]
+    if summary.top:
+        parts += [element("h4", f"Busiest pairs (at most {monitor.TOP_PAIRS})"),
+                  pairs_table(summary)]
+    return parts
+
+
+def render(run: Run) -> ReportSection:
+    kinds = traffic_of(run)
+    quiet = [monitor.label(kind) for kind, traffic in kinds.items()
+             if not traffic.active.any()]
+    parts: List[Part] = []
+    if not kinds:
+        parts.append(element("p", "This run holds no communication matrix."))
+    for traffic in kinds.values():
+        if traffic.active.any():
+            parts += kind_parts(traffic)
+    if quiet:
+        parts.append(element("p", "No traffic counted: " + ", ".join(quiet) + "."))
+    return ReportSection(TITLE, parts)
