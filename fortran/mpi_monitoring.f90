@@ -3,7 +3,9 @@
 ! As seed 004 defines it: a session identifier is an INTEGER, and every procedure has one more
 ! argument, last, that receives the return value (MPI_SUCCESS or an MPI_M_* error code).
 ! Counters are INTEGER(KIND=8) arrays. MPI_M_INT_IGNORE and MPI_M_DATA_IGNORE may be passed for
-! outputs that are not wanted.
+! outputs that are not wanted. Unlike C, Fortran knows an array's size: one too small for the
+! data (the communicator's size for get_data, its square for allgather_data) is refused with
+! MPI_M_INVALID_ARG before anything is written.
 module mpi_monitoring
   use, intrinsic :: iso_c_binding
   implicit none
@@ -97,11 +99,27 @@ contains
 
   ! The C pointer for an output array, or NULL when it is MPI_M_DATA_IGNORE.
   function data_ptr(array) result(p)
-    integer(kind=8), target, intent(in) :: array(*)
+    integer(kind=8), target, contiguous, intent(in) :: array(:)
     type(c_ptr) :: p
     p = c_loc(array)
     if (c_associated(p, c_loc(MPI_M_DATA_IGNORE))) p = c_null_ptr
   end function data_ptr
+
+  ! Whether an output array can hold `needed` values (the IGNORE sentinel always can).
+  logical function holds(array, needed)
+    integer(kind=8), target, contiguous, intent(in) :: array(:)
+    integer, intent(in) :: needed
+    holds = .not. c_associated(data_ptr(array)) .or. size(array) >= needed
+  end function holds
+
+  ! The size of the session's communicator, or a negative error code.
+  integer function session_size(msid)
+    integer, intent(in) :: msid
+    integer, target :: n
+    integer :: rc
+    rc = c_get_info(msid, c_null_ptr, c_loc(n))
+    session_size = merge(n, rc, rc == 0)
+  end function session_size
 
   function int_ptr(value) result(p)
     integer, target, intent(in) :: value
@@ -169,21 +187,39 @@ contains
 
   subroutine MPI_M_get_data(msid, msg_counts, msg_sizes, flags, retval)
     integer, intent(in) :: msid, flags
-    integer(kind=8), target, intent(inout) :: msg_counts(*), msg_sizes(*)
+    integer(kind=8), target, contiguous, intent(inout) :: msg_counts(:), msg_sizes(:)
     integer, intent(out) :: retval
-    retval = c_get_data(msid, data_ptr(msg_counts), data_ptr(msg_sizes), flags)
+    integer :: n
+    n = session_size(msid)
+    if (n < 0) then
+       retval = n
+    else if (.not. (holds(msg_counts, n) .and. holds(msg_sizes, n))) then
+       retval = MPI_M_INVALID_ARG
+    else
+       retval = c_get_data(msid, data_ptr(msg_counts), data_ptr(msg_sizes), flags)
+    end if
   end subroutine MPI_M_get_data
 
+  ! A collective: every rank checks the same size, so all refuse or none does.
   subroutine MPI_M_allgather_data(msid, matrix_counts, matrix_sizes, flags, retval)
     integer, intent(in) :: msid, flags
-    integer(kind=8), target, intent(inout) :: matrix_counts(*), matrix_sizes(*)
+    integer(kind=8), target, contiguous, intent(inout) :: matrix_counts(:), matrix_sizes(:)
     integer, intent(out) :: retval
-    retval = c_allgather_data(msid, data_ptr(matrix_counts), data_ptr(matrix_sizes), flags)
+    integer :: n
+    n = session_size(msid)
+    if (n < 0) then
+       retval = n
+    else if (.not. (holds(matrix_counts, n * n) .and. holds(matrix_sizes, n * n))) then
+       retval = MPI_M_INVALID_ARG
+    else
+       retval = c_allgather_data(msid, data_ptr(matrix_counts), data_ptr(matrix_sizes), flags)
+    end if
   end subroutine MPI_M_allgather_data
 
+  ! Only root's arrays receive data, and only root knows it is root: sizes are not checked here.
   subroutine MPI_M_rootgather_data(msid, root, matrix_counts, matrix_sizes, flags, retval)
     integer, intent(in) :: msid, root, flags
-    integer(kind=8), target, intent(inout) :: matrix_counts(*), matrix_sizes(*)
+    integer(kind=8), target, contiguous, intent(inout) :: matrix_counts(:), matrix_sizes(:)
     integer, intent(out) :: retval
     retval = c_rootgather_data(msid, root, data_ptr(matrix_counts), data_ptr(matrix_sizes), flags)
   end subroutine MPI_M_rootgather_data

@@ -63,6 +63,10 @@ program test_monitor_fortran
   call check(rc == MPI_SUCCESS .and. all(sizes == -1), "get_data ignoring sizes")
   call MPI_M_get_data(msid, counts, sizes, 0, rc)
   call check(rc == MPI_M_INVALID_ARG, "get_data with flags 0")
+  call MPI_M_get_data(msid, counts(1:nranks - 1), sizes, MPI_M_P2P_ONLY, rc)
+  call check(rc == MPI_M_INVALID_ARG, "get_data into an array too small")
+  call MPI_M_allgather_data(msid, matrix(1:nranks), bytes_matrix, MPI_M_ALL_COMM, rc)
+  call check(rc == MPI_M_INVALID_ARG, "allgather_data into an array too small")
 
   call MPI_M_allgather_data(msid, matrix, bytes_matrix, MPI_M_ALL_COMM, rc)
   call check(rc == MPI_SUCCESS, "allgather_data")
