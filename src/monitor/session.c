@@ -292,15 +292,23 @@ int MPI_M_suspend(MPI_M_msid msid) { return up() ? ml_session_suspend(msid, 0) :
 
 int MPI_M_continue(MPI_M_msid msid) { return up() ? ml_session_continue(msid, 0) : MPI_M_MISSING_INIT; }
 
+/* Under the lock: whether msid (or, with MPI_M_ALL_MSID, every program session) exists and is
+ * suspended, as reset and free require; with ALL, one active session refuses them all. */
+static int all_suspended(int msid)
+{
+    int status = msid == MPI_M_ALL_MSID || valid(msid) ? MPI_SUCCESS : MPI_M_INVALID_MSID;
+    for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
+        if ((msid == MPI_M_ALL_MSID ? valid(i) : i == msid) && sessions[i].active)
+            status = MPI_M_SESSION_NOT_SUSPENDED;
+    return status;
+}
+
 int MPI_M_reset(MPI_M_msid msid)
 {
     if (!up())
         return MPI_M_MISSING_INIT;
     pthread_mutex_lock(&lock);
-    int status = msid == MPI_M_ALL_MSID || valid(msid) ? MPI_SUCCESS : MPI_M_INVALID_MSID;
-    for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
-        if ((msid == MPI_M_ALL_MSID ? valid(i) : i == msid) && sessions[i].active)
-            status = MPI_M_SESSION_NOT_SUSPENDED;
+    int status = all_suspended(msid);
     for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
         if (msid == MPI_M_ALL_MSID ? valid(i) : i == msid)
             memset(sessions[i].acc, 0, sizeof(int64_t) * ROWS * (size_t)sessions[i].size);
@@ -313,10 +321,7 @@ int MPI_M_free(MPI_M_msid msid)
     if (!up())
         return MPI_M_MISSING_INIT;
     pthread_mutex_lock(&lock);
-    int status = msid == MPI_M_ALL_MSID || valid(msid) ? MPI_SUCCESS : MPI_M_INVALID_MSID;
-    for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
-        if ((msid == MPI_M_ALL_MSID ? valid(i) : i == msid) && sessions[i].active)
-            status = MPI_M_SESSION_NOT_SUSPENDED;
+    int status = all_suspended(msid);
     MPI_Comm *comms = status == MPI_SUCCESS ? take_sessions(msid) : NULL;
     pthread_mutex_unlock(&lock);
     free_comms(comms);
