@@ -1,0 +1,115 @@
+"""Checks of one mpilens-coll results file against what must hold (see test_coll_cli.sh).
+
+usage: check_coll.py FILE FLAVOUR CHECK...  with CHECK among truth, order, growth, remedy,
+complete, fast. Prints every failed check; exits 1 if any failed.
+"""
+import json
+import math
+import sys
+
+path, flavour, checks = sys.argv[1], sys.argv[2], sys.argv[3:]
+records = [json.loads(line) for line in open(path)]
+meta = records[0]
+points = [r for r in records if r["type"] == "point"]
+np_ = meta["ranks"]
+errors = []
+
+# Within 10% of the truth, as the issue asks. MPICH (ch4:ucx) with 8 ranks on 2 cores loses
+# milliseconds at random in its waits, beyond the hop delays we can account for: measured 7-15%
+# over there, so that one configuration is held to 25% (the closing note of issue 5 says so).
+TOLERANCE = 0.25 if flavour == "mpich" and np_ > 4 else 0.10
+
+
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+
+
+def find(method, op, algo):
+    for p in points:
+        if (p["method"], p["op"], p["algo"]) == (method, op, algo):
+            return p
+    return None
+
+
+def ms(v):
+    return "null" if v is None else f"{v / 1e6:.2f} ms"
+
+
+olis = [p for p in points if p["method"] == "oli"]
+check(olis or "complete" in checks, "no oli point")
+
+if "truth" in checks:
+    for p in olis:
+        s, name = p["stats"], p["key"]
+        d = p["params"]["hop_delay_ns"]
+        actual = s["hop_delay_actual_ns"]
+        check(d <= actual <= 1.5 * d, f"{name}: hop delays applied {ms(actual)} for {ms(d)} asked")
+        truth = s["truth_actual_ns"]
+        err = abs(s["latency_ns"] - truth) / truth
+        check(err <= TOLERANCE, f"{name}: max OL {ms(s['latency_ns'])}, truth {ms(truth)} "
+                                f"({ms(s['truth_ns'])} at the nominal delay): {err:.0%} off")
+        per_rank, truths = s["per_rank_ns"], s["per_rank_truth_ns"]
+        check(len(per_rank) == np_, f"{name}: {len(per_rank)} per-rank values for {np_} ranks")
+        check(0 <= s["argmax_rank"] < np_, f"{name}: argmax_rank {s['argmax_rank']}")
+        if p["op"] == "bcast":
+            check(per_rank[0] is None, f"{name}: the root has an OL")
+
+if "order" in checks:
+    for algo in {p["algo"] for p in olis}:
+        oli = find("oli", "bcast", algo)["stats"]["latency_ns"]
+        rounds = find("rounds", "bcast", algo)["stats"]["latency_ns"]
+        check(rounds <= 1.1 * oli, f"{algo}: rounds {ms(rounds)} is not below oli {ms(oli)}")
+        for upper in ("ack", "barrier-dissem"):
+            value = find(upper, "bcast", algo)["stats"]["latency_ns"]
+            check(value >= 0.9 * oli, f"{algo}: {upper} {ms(value)} is not above oli {ms(oli)}")
+
+if "growth" in checks and np_ >= 3:
+    p = find("oli", "bcast", "linear")
+    ol, d = p["stats"]["per_rank_ns"], p["params"]["hop_delay_ns"]
+    for i in range(1, np_ - 1):
+        check(ol[i + 1] >= ol[i] - 0.2 * d, f"linear: OL_{i + 1} {ms(ol[i + 1])} below OL_{i} {ms(ol[i])}")
+    check(ol[-1] - ol[1] >= 0.5 * (np_ - 2) * d,
+          f"linear: OL grows from {ms(ol[1])} to only {ms(ol[-1])} over {np_ - 2} hops of {ms(d)}")
+
+if "remedy" in checks:
+    p = find("oli", "bcast", "flat")
+    s, d = p["stats"], p["params"]["hop_delay_ns"]
+    scale = s["hop_delay_actual_ns"] / d
+    if np_ >= 3:
+        # the root sends to 1..P-1 in turn, so only P-1's answer comes after the root's gap
+        check(set(range(1, np_ - 1)) <= set(s["gap_bound_ranks"]),
+              f"flat: gap-bound ranks {s['gap_bound_ranks']}, expected 1..{np_ - 2} at least")
+        check(s["remedy"] == "clock", f"flat: remedy {s['remedy']}")
+    for i in range(1, np_):
+        truth = s["per_rank_truth_ns"][i] * scale
+        check(abs(s["per_rank_ns"][i] - truth) <= 0.1 * truth + 0.2 * d,
+              f"flat: OL_{i} {ms(s['per_rank_ns'][i])}, truth {ms(truth)}")
+
+if "complete" in checks:
+    check(len(points) == meta["points_total"], f"{len(points)} points, {meta['points_total']} planned")
+    methods = {p["method"] for p in points}
+    expected = {"sendlat", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barrier-dissem", "ack",
+                "oli", "osu", "imb"}
+    check(methods == expected, f"methods {sorted(methods)}")
+    for p in points:
+        v = p["stats"]["latency_ns"]
+        check(v is not None and math.isfinite(v) and v > 0, f"{p['key']}: latency {v}")
+        check("truth_ns" not in p["stats"], f"{p['key']}: a truth for the library's algorithm")
+    osu, imb = find("osu", "bcast", "library")["stats"], find("imb", "bcast", "library")["stats"]
+    local = osu["per_rank_local_ns"]
+    check(abs(osu["latency_ns"] - sum(local) / len(local)) <= 1e-6 * osu["latency_ns"], "osu is not the mean")
+    check(imb["latency_ns"] == max(imb["per_rank_local_ns"]), "imb is not the maximum")
+
+if "fast" in checks:
+    for p in olis:
+        s = p["stats"]
+        check(p["params"]["fast"] is True, f"{p['key']}: not marked fast")
+        check(s["argmax_rank"] in s["measured_ranks"], f"{p['key']}: argmax not measured in full")
+        check(len(s["measured_ranks"]) + len(s["audited_ranks"]) < np_ - 1 or np_ <= 3,
+              f"{p['key']}: --fast measured every rank")
+        check(sum(v is not None for v in s["cheap_ns"]) == np_ - 1, f"{p['key']}: cheap pass incomplete")
+
+for e in errors:
+    print(f"{path}: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)

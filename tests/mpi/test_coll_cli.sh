@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Black-box tests of mpilens-coll under MPI (docs/coll.md is the contract):
+# - bad input ends with one clear line, exit status 2 and no results file;
+# - under a hop delay d much larger than a message's latency, the reference algorithms have a
+#   known latency (docs/methods/coll.md, "Ground truth"): oli must find it within 10% (of the
+#   truth at the delays the ranks really applied, recorded as hop_delay_actual_ns), per rank as
+#   well; rounds must come out below it, ack and a barrier above it (seed 003, figure 11);
+# - the flat broadcast breaks the method's assumption: its ranks are detected and remedied;
+# - reduce and allreduce per destination, and --fast, against the same truths;
+# - the library's operation through every method, with the OSU and IMB figures.
+# usage: test_coll_cli.sh PROGRAM NP FLAVOUR LAUNCHER [LAUNCHER ARGS...]
+set -u
+program=$1 np=$2 flavour=$3
+shift 3
+launch=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+run() { # run NAME RANKS ARGS...
+  local name=$1 ranks=$2; shift 2
+  "${launch[@]}" -n "$ranks" "$program" "$@" >"$work/$name.out" 2>"$work/$name.err"
+  echo $? >"$work/$name.status"
+}
+expect_usage_error() { # expect_usage_error NAME RANKS MESSAGE ARGS...
+  local name=$1 ranks=$2 message=$3; shift 3
+  run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
+  [ "$(cat "$work/$name.status")" = 2 ] || fail "$name: status $(cat "$work/$name.status"), expected 2"
+  local first
+  first=$(grep -m1 "mpilens-coll:" "$work/$name.err")
+  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
+  [ "$(grep -c "mpilens-coll:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
+  [ ! -e "$work/$name.jsonl" ] || fail "$name: a results file was written"
+}
+
+if [ "$np" = 2 ]; then
+  expect_usage_error one_rank 1 'needs at least 2 ranks' --algo linear
+  expect_usage_error negative_delay "$np" 'invalid value "-5" for --hop-delay' --hop-delay -5
+  expect_usage_error absurd_delay "$np" 'at most 1s per hop' --hop-delay 2s
+  expect_usage_error bad_op "$np" 'invalid value "scan" for --op' --op scan
+  expect_usage_error bad_algo "$np" 'invalid value "linear,ring" for --algo' --algo linear,ring
+  expect_usage_error bad_method "$np" 'invalid value "pingpong" for --method' --method pingpong
+  # 8 ranks share the node's memory: 3 buffers of 2047 MiB exceed half of a share below 12 GiB
+  expect_usage_error too_big 8 'choose a smaller --size' --size 2047M
+  expect_usage_error above_int "$np" 'MPI counts are int' --size 3G
+  expect_usage_error blocks "$np" '--min-blocks 9 is above --max-blocks 3' --min-blocks 9 --max-blocks 3
+fi
+
+# Sleep while waiting (the ranks then leave the cores to the one that forwards), 5 ms per hop: on a
+# busy machine
+# a rank that should forward a message can lose its core for milliseconds.
+delay=5ms
+truth_args=(--hop-delay "$delay" --block 10 --reps 3 --wait sleep)
+check() { # check NAME CHECKS...: the Python checks below on NAME's results
+  local name=$1; shift
+  [ "$(cat "$work/$name.status")" = 0 ] || { fail "$name failed: $(tail -5 "$work/$name.err")"; return; }
+  python3 "$(dirname "$0")/check_coll.py" "$work/$name.jsonl" "$flavour" "$@" || fail "$name: checks failed"
+}
+
+run bcast "$np" "${truth_args[@]}" --op bcast --algo linear,backward,binomial \
+  --method rounds,barrier-dissem,ack,oli --output "$work/bcast.jsonl"
+check bcast truth order growth
+
+if [ "$np" -le 4 ]; then
+  run flat "$np" "${truth_args[@]}" --op bcast --algo flat --method oli --output "$work/flat.jsonl"
+  check flat truth remedy
+  run fan "$np" "${truth_args[@]}" --op reduce,allreduce --algo linear,backward,binomial,flat --method oli \
+    --output "$work/fan.jsonl"
+  check fan truth
+  run library "$np" --algo library --block 5 --reps 2 --output "$work/library.jsonl"
+  check library complete
+fi
+if [ "$np" -ge 4 ]; then
+  run fast "$np" "${truth_args[@]}" --op bcast --algo linear,binomial --method oli --fast --output "$work/fast.jsonl"
+  check fast truth fast
+fi
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all mpilens-coll checks passed at $np ranks"
