@@ -25,7 +25,7 @@ OPENMPI5_VERSION := 5.0.11
 compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 
-.PHONY: run test deps build bench bench-overlap clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps build bench bench-overlap bench-coll clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -68,6 +68,9 @@ bench: build
 
 bench-overlap: deps build
 	$(VENV)/bin/python bench/overlap_runtime
+
+bench-coll: deps build
+	$(VENV)/bin/python bench/coll_cost
 
 clean:
 	rm -rf build

@@ -48,8 +48,7 @@ if [ "$np" = 2 ]; then
 fi
 
 # Sleep while waiting (the ranks then leave the cores to the one that forwards), 5 ms per hop: on a
-# busy machine
-# a rank that should forward a message can lose its core for milliseconds.
+# busy machine a rank that should forward a message can lose its core for milliseconds.
 delay=5ms
 truth_args=(--hop-delay "$delay" --block 10 --reps 3 --wait sleep)
 check() { # check NAME CHECKS...: the Python checks below on NAME's results
