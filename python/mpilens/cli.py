@@ -17,6 +17,7 @@ from .errors import MpilensError
 from .progress import Progress
 
 DEFAULT_RANKS = 2
+DEFAULT_RANK_COUNTS = "2,4"
 MONITOR_LIBRARY = "mpilens-monitor"
 MONITOR_PREFIX = "monitor"
 # Variables of the user's environment meant for the monitoring library; passed on to the ranks,
@@ -37,6 +38,13 @@ class Job:
     family: families.Family
     command: List[str]
     output: Path
+    ranks: int
+
+    @property
+    def label(self) -> str:
+        """What the progress line names: the family, and the rank count in a series."""
+        return f"{self.family.name} ({self.ranks} ranks)" if self.family.np_series \
+            else self.family.name
 
 
 def _rank_count(text: str) -> int:
@@ -46,17 +54,46 @@ def _rank_count(text: str) -> int:
     return int(text)
 
 
+def _rank_counts(family: families.Family) -> Callable[[str], List[int]]:
+    """--np of a family measured over rank counts: a list such as 2,4,8."""
+    def convert(text: str) -> List[int]:
+        words = [word.strip() for word in text.split(",")]
+        if not all(word.isdigit() for word in words):
+            raise argparse.ArgumentTypeError(
+                f'invalid rank counts "{text}": expected integers separated by commas, such as '
+                "2,4,8")
+        counts = [int(word) for word in words]
+        for count in counts:
+            if count < family.min_ranks:
+                raise argparse.ArgumentTypeError(
+                    f'invalid rank counts "{text}": {family.name} needs at least '
+                    f"{family.min_ranks} ranks, not {count}")
+            if counts.count(count) > 1:
+                raise argparse.ArgumentTypeError(
+                    f'invalid rank counts "{text}": {count} is given twice')
+        return counts
+
+    return convert
+
+
 BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
                 "build/<flavour>/bin of the checkout, then PATH)")
 
 
 def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
-                        bin_dir_help: str = BIN_DIR_HELP) -> None:
+                        bin_dir_help: str = BIN_DIR_HELP,
+                        series: Optional[families.Family] = None) -> None:
     """The options of a command that launches ranks; --preset and --resume only for commands
-    that run an mpilens program (default_preset given)."""
+    that run an mpilens program (default_preset given); --np a list for a series family."""
     group = parser.add_argument_group("launch options")
-    group.add_argument("--np", type=_rank_count, default=DEFAULT_RANKS, metavar="N",
-                       help=f"number of MPI ranks (default {DEFAULT_RANKS})")
+    if series is None:
+        group.add_argument("--np", type=_rank_count, default=DEFAULT_RANKS, metavar="N",
+                           help=f"number of MPI ranks (default {DEFAULT_RANKS})")
+    else:
+        group.add_argument("--np", type=_rank_counts(series), default=DEFAULT_RANK_COUNTS,
+                           metavar="LIST",
+                           help="numbers of MPI ranks separated by commas, one run each, each at "
+                                f"least {series.min_ranks} (default {DEFAULT_RANK_COUNTS})")
     group.add_argument("--mpi", choices=[f.value for f in launch.Flavour] + [launch.AUTO],
                        default=launch.AUTO,
                        help="MPI flavour the programs were built for (default auto: the only "
@@ -91,15 +128,25 @@ def _add_family_options(parser: argparse.ArgumentParser, family: families.Family
         return
     group = parser.add_argument_group(f"{family.name} options (passed on to {family.program})")
     for option in family.options:
-        group.add_argument(option.name, dest=option.dest, metavar=option.metavar,
-                           help=option.help, type=_checked(option))
+        if option.flag:
+            group.add_argument(option.name, dest=option.dest, help=option.help,
+                               action="store_true")
+        else:
+            group.add_argument(option.name, dest=option.dest, metavar=option.metavar,
+                               help=option.help, type=_checked(option))
 
 
 def _family_option_args(family: families.Family, args: argparse.Namespace) -> List[str]:
     """The family options given on the command line; `suite` has none, so programs run with
     their defaults there."""
-    given = [(option.name, getattr(args, option.dest, None)) for option in family.options]
-    return [word for name, value in given if value is not None for word in (name, value)]
+    words: List[str] = []
+    for option in family.options:
+        value = getattr(args, option.dest, None)
+        if option.flag and value:
+            words.append(option.name)
+        elif not option.flag and value is not None:
+            words += [option.name, value]
+    return words
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     for family in suite:
         sub = commands.add_parser(family.name, help=family.description,
                                   description=f"Run {family.program}: {family.description}.")
-        _add_launch_options(sub, "default")
+        _add_launch_options(sub, "default", series=family if family.np_series else None)
         _add_family_options(sub, family)
         sub.set_defaults(handler=cmd_family, family=family.name)
     _add_monitor_command(commands)
@@ -214,6 +261,11 @@ def _output_dir(output: Optional[str], flavour: launch.Flavour) -> Path:
     return Path(output) if output else Path("results") / f"{stamp}-{flavour.value}"
 
 
+def _rank_list(args: argparse.Namespace) -> List[int]:
+    """The rank counts to run: a series family's list, or the one --np."""
+    return list(args.np) if isinstance(args.np, list) else [args.np]
+
+
 def _prepare(args: argparse.Namespace,
              chosen: Sequence[families.Family]) -> Tuple[Path, List[Job]]:
     """Check every option, program and launcher, and create the output directory.
@@ -222,21 +274,28 @@ def _prepare(args: argparse.Namespace,
     """
     if args.resume and not args.output:
         raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
+    fewest = min(_rank_list(args))
+    for family in chosen:
+        if fewest < family.min_ranks:
+            raise MpilensError(f"{family.name} needs at least {family.min_ranks} ranks; --np is "
+                               f"{fewest}")
     flavour = launch.resolve_flavour(args.mpi)
     outdir = _output_dir(args.output, flavour)
     jobs = []
     for family in chosen:
         program = launch.find_program(family.program, flavour, args.bin_dir)
-        output = outdir / f"{family.name}.jsonl"
-        if output.exists() and not args.resume:
-            raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
-                               "choose another --output")
-        program_args = family.preset_args(args.preset) + _family_option_args(family, args) + [
-            "--output", str(output), "--progress", "off"] + (["--resume"] if args.resume else [])
-        command = launch.build_command(flavour, args.np, program, program_args,
-                                       launcher=args.launcher)
-        launch.check_launcher(command, None if args.launcher else flavour)
-        jobs.append(Job(family, command, output))
+        for ranks in _rank_list(args):
+            output = outdir / family.output_name(ranks)
+            if output.exists() and not args.resume:
+                raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
+                                   "choose another --output")
+            program_args = family.preset_args(args.preset) + _family_option_args(family, args) + [
+                "--output", str(output), "--progress", "off"] + (
+                ["--resume"] if args.resume else [])
+            command = launch.build_command(flavour, ranks, program, program_args,
+                                           launcher=args.launcher)
+            launch.check_launcher(command, None if args.launcher else flavour)
+            jobs.append(Job(family, command, output, ranks))
     ensure_writable(outdir)
     return outdir, jobs
 
@@ -246,8 +305,9 @@ def _warn_if_oversubscribed(args: argparse.Namespace) -> None:
     if args.launcher or launch.in_slurm_allocation():
         return  # a cluster launcher places ranks on their own nodes and cores
     cpus = launch.usable_cpus()
-    if args.np > cpus:
-        print(f"mpilens: warning: {args.np} ranks on {cpus} cores: ranks share cores, so computation "
+    ranks = max(_rank_list(args))
+    if ranks > cpus:
+        print(f"mpilens: warning: {ranks} ranks on {cpus} cores: ranks share cores, so computation "
               "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
               "ratios then describe that contention, and benchmarks involving every rank run much "
               "slower", file=sys.stderr)
@@ -256,7 +316,7 @@ def _warn_if_oversubscribed(args: argparse.Namespace) -> None:
 def _run_jobs(jobs: Sequence[Job]) -> List[results.Run]:
     for job in jobs:
         print(f"mpilens: running {shlex.join(job.command)}", file=sys.stderr, flush=True)
-        launch.run(job.command, job.output, Progress(job.family.name))
+        launch.run(job.command, job.output, Progress(job.label))
     return [results.load(job.output) for job in jobs]
 
 
@@ -265,21 +325,31 @@ def _print_findings(runs: Sequence[results.Run]) -> None:
         print(sentence)
 
 
+def _print_tables(runs: Sequence[results.Run]) -> None:
+    for run in report.grouped(runs):
+        family = families.FAMILIES.get(run.family)
+        if family is not None and family.text_table is not None:
+            for line in family.text_table(run):
+                print(line)
+
+
 def _measure_and_report(args: argparse.Namespace, chosen: Sequence[families.Family],
-                        name_directory: bool) -> None:
-    """Run the chosen families, write the report, print the findings, then where the results
-    (the directory, or the one family's file) and the report are."""
+                        name_directory: bool, tables: bool = False) -> None:
+    """Run the chosen families, write the report, print the findings (after the families' tables
+    when asked), then where the results (the directory, or the one file) and the report are."""
     outdir, jobs = _prepare(args, chosen)
     _warn_if_oversubscribed(args)
     runs = _run_jobs(jobs)
     page = report.write_report(runs, outdir)
+    if tables:
+        _print_tables(runs)
     _print_findings(runs)
-    print(f"results: {outdir if name_directory else jobs[0].output}")
+    print(f"results: {outdir if name_directory or len(jobs) > 1 else jobs[0].output}")
     print(f"report: {page}")
 
 
 def cmd_family(args: argparse.Namespace) -> int:
-    _measure_and_report(args, [families.get(args.family)], name_directory=False)
+    _measure_and_report(args, [families.get(args.family)], name_directory=False, tables=True)
     return 0
 
 

@@ -4,7 +4,9 @@ Adding a family: write analysis/<name>.py (diagnose, compare) and plots/<name>.p
 add one Family(...) line to FAMILIES below. A family may also declare options of its own command
 (passed on to its program) and extra content for the comparison page. A family that has no
 program of its own to run (monitor watches the user's program) says in_suite=False: `mpilens
-suite` skips it, and its command is written in cli.py rather than made from the family.
+suite` skips it, and its command is written in cli.py rather than made from the family. A family
+measured as a series over rank counts (coll) says np_series=True: its command takes a list of
+counts, writes one file per count, and the report reads those files as one run.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .analysis import coll as coll_analysis
 from .analysis import monitor as monitor_analysis
 from .analysis import overlap as overlap_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
+from .plots import coll as coll_plots
 from .plots import monitor as monitor_plots
 from .plots import overlap as overlap_plots
 from .plots import sanity as sanity_plots
 from .results import Run
 from .section import Part, ReportSection
+from .units import parse_size, parse_time
 
 PRESETS = ("quick", "default", "full")
 
@@ -37,8 +42,13 @@ class FamilyOption:
     name: str
     metavar: str
     help: str
-    # The text to pass on, or an MpilensError saying what is wrong with it.
-    validator: Callable[[str], str]
+    # The text to pass on, or an MpilensError saying what is wrong with it; None for a flag.
+    validator: Optional[Callable[[str], str]] = None
+
+    @property
+    def flag(self) -> bool:
+        """An option without a value, passed on when given."""
+        return self.validator is None
 
     @property
     def dest(self) -> str:
@@ -61,12 +71,21 @@ class Family:
     compare_parts: Optional[Callable[[Run, Run, Tuple[str, str]], List[Part]]] = None
     # False for a family with no program of its own to run (see the module's docstring).
     in_suite: bool = True
+    # True for a family measured over several rank counts (see the module's docstring).
+    np_series: bool = False
+    min_ranks: int = 1
+    # Lines its command prints before the findings, such as a table of the results.
+    text_table: Optional[Callable[[Run], List[str]]] = None
 
     def preset_args(self, preset: str) -> List[str]:
         if preset not in self.presets:
             raise MpilensError(f'invalid preset "{preset}" for {self.name}: choose from '
                                + ", ".join(self.presets))
         return list(self.presets[preset])
+
+    def output_name(self, ranks: int) -> str:
+        """The results file of one run: named by its rank count in a series."""
+        return f"{self.name}-np{ranks}.jsonl" if self.np_series else f"{self.name}.jsonl"
 
 
 def overlap_bench_list(text: str) -> str:
@@ -82,6 +101,85 @@ def overlap_bench_list(text: str) -> str:
     return ",".join(names)
 
 
+def _name_list(text: str, allowed: Sequence[str], what: str, example: str,
+               hints: Mapping[str, str]) -> str:
+    """A comma-separated list of names among allowed (or all), passed on without spaces."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise MpilensError(f'invalid {what} list "{text}": expected names separated by commas, '
+                           f"such as {example}")
+    for name in names:
+        if name not in (*allowed, "all"):
+            hint = f" ({hints[name]})" if name in hints else ""
+            raise MpilensError(f'unknown {what} "{name}"{hint}: choose from '
+                               + ", ".join((*allowed, "all")))
+    return ",".join(names)
+
+
+def coll_ops(text: str) -> str:
+    return _name_list(text, coll_analysis.OPS, "operation", "bcast,reduce", {})
+
+
+def coll_methods(text: str) -> str:
+    derived = "computed from the barrier method's runs: add barrier to get it"
+    return _name_list(text, coll_analysis.METHODS, "method", "oli,rounds",
+                      {name: derived for name in coll_analysis.DERIVED})
+
+
+def coll_algos(text: str) -> str:
+    return _name_list(text, coll_analysis.ALGOS, "algorithm", "library,linear", {})
+
+
+def coll_size(text: str) -> str:
+    parse_size(text)
+    return text.strip()
+
+
+def coll_hop_delay(text: str) -> str:
+    if parse_time(text) > coll_analysis.HOP_DELAY_MAX_NS:
+        raise MpilensError(f'invalid hop delay "{text}": at most 1s')
+    return text.strip()
+
+
+def coll_block(text: str) -> str:
+    low, high = coll_analysis.BLOCK_RANGE
+    if not text.strip().isdigit() or not low <= int(text) <= high:
+        raise MpilensError(f'invalid block "{text}": expected a number of operations from {low} '
+                           f"to {high}")
+    return text.strip()
+
+
+def coll_wait(text: str) -> str:
+    if text.strip() not in coll_analysis.WAITS:
+        raise MpilensError(f'invalid wait "{text}": choose from ' + ", ".join(coll_analysis.WAITS))
+    return text.strip()
+
+
+# The seed's rule is full's: blocks of 100 operations, 8 to 30 blocks, until their RSD is below 3%.
+COLL_PRESETS = {"quick": ["--block", "10", "--min-blocks", "3", "--max-blocks", "5"],
+                "default": ["--block", "50", "--min-blocks", "5", "--max-blocks", "15"],
+                "full": []}
+
+COLL_OPTIONS = (
+    FamilyOption("--op", "LIST", "operations, separated by commas: "
+                 + ", ".join(coll_analysis.OPS) + ", or all (default bcast)", coll_ops),
+    FamilyOption("--method", "LIST", "methods, separated by commas: "
+                 + ", ".join(coll_analysis.METHODS) + ", or all (default all)", coll_methods),
+    FamilyOption("--algo", "LIST", "implementations, separated by commas: "
+                 + ", ".join(coll_analysis.ALGOS) + ", or all (default all)", coll_algos),
+    FamilyOption("--size", "BYTES", "message size, such as 256 or 64K (default 256)", coll_size),
+    FamilyOption("--hop-delay", "TIME", "busy wait before every forwarding send of the reference "
+                 "algorithms, such as 100 (µs) or 2ms, at most 1s: the true latency is then "
+                 "known (default 0)", coll_hop_delay),
+    FamilyOption("--block", "M", "operations per block, 1 to 100000 (the preset's otherwise)",
+                 coll_block),
+    FamilyOption("--fast", "", "oli: measure in full only the candidates of a cheap pass, plus "
+                 "random checks"),
+    FamilyOption("--wait", "MODE", "how ranks wait: " + ", ".join(coll_analysis.WAITS)
+                 + " (default auto)", coll_wait),
+)
+
+
 FAMILIES: Dict[str, Family] = {family.name: family for family in (
     Family("sanity", "mpilens-sanity",
            "check that this machine and MPI can be measured: clock, compute kernels, clock "
@@ -95,6 +193,12 @@ FAMILIES: Dict[str, Family] = {family.name: family for family in (
                                  + ", ".join(overlap_analysis.BENCHES) + ", or all",
                                  overlap_bench_list),),
            compare_parts=overlap_plots.compare_parts),
+    Family("coll", "mpilens-coll",
+           "How long does a collective really take to reach each rank? Every common method "
+           "against the per-rank operation latency OL_i, over rank counts (seed 003)",
+           coll_plots.render, coll_analysis.diagnose, coll_analysis.compare,
+           presets=COLL_PRESETS, options=COLL_OPTIONS, compare_parts=coll_plots.compare_parts,
+           np_series=True, min_ranks=2, text_table=coll_analysis.comparison_table),
     Family("monitor", "libmpilens-monitor",
            "run PROGRAM under the monitoring library: who sends how many messages and bytes to "
            "whom, per kind of communication (seed 004)",

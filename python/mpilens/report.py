@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 from . import families
 from .markup import Markup, details, element, join, page, png_image, table
-from .results import Record, Run
+from .results import Record, Run, merge
 from .section import Part, Plot, ReportSection
 from .units import format_time
 
@@ -85,7 +85,8 @@ def metadata_rows(run: Run) -> List[Row]:
         ("MPI flavour", text(mpi.get("flavour"))),
         ("MPI standard", text(mpi.get("standard"))),
         ("thread level", text(mpi.get("thread_level"))),
-        ("ranks", text(meta.get("ranks"))),
+        ("ranks", ", ".join(text(member.meta.get("ranks")) for member in run.members)
+         if run.members else text(meta.get("ranks"))),
         ("nodes", text(meta.get("nodes"))),
         ("hosts", _hosts_text(meta.get("hosts") or [])),
         ("binding (rank: CPUs)", "; ".join(f"{r}: {cpus}" for r, cpus in enumerate(binding))),
@@ -109,6 +110,22 @@ def _metadata_table(run: Run) -> Markup:
     return join([table(["", "value"], metadata_rows(run), css_class="meta"), library_details])
 
 
+def grouped(runs: Sequence[Run]) -> List[Run]:
+    """The runs as reports show them: the files of a family measured over rank counts (coll)
+    read as one run (results.merge), in the place of the first of them; others as they are."""
+    series: Dict[str, List[Run]] = {}
+    order: List[object] = []
+    for run in runs:
+        family = families.FAMILIES.get(run.family)
+        if family is None or not family.np_series:
+            order.append(run)
+        else:
+            if run.family not in series:
+                order.append(run.family)
+            series.setdefault(run.family, []).append(run)
+    return [merge(series[entry]) if isinstance(entry, str) else entry for entry in order]
+
+
 def _run_findings(run: Run) -> List[str]:
     family = families.FAMILIES.get(run.family)
     found = [] if run.complete else [f"warning: the run is incomplete: {completeness(run)}"]
@@ -117,6 +134,7 @@ def _run_findings(run: Run) -> List[str]:
 
 def findings(runs: Sequence[Run]) -> List[str]:
     """Every run's diagnosis sentences; prefixed by the family when there are several runs."""
+    runs = grouped(runs)
     if len(runs) == 1:
         return _run_findings(runs[0])
     return [f"{run.family}: {sentence}" for run in runs for sentence in _run_findings(run)]
@@ -187,8 +205,9 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
             element("h2", "Findings"), _finding_list(findings(runs)), element("h2", "Runs")]
     for run in runs:
         body += [element("h3", run.path.name), _metadata_table(run)]
-    for run in runs:
-        suffix = f" ({run.path.name})" if _several(runs, run) else ""
+    shown = grouped(runs)
+    for run in shown:
+        suffix = f" ({run.path.name})" if _several(shown, run) else ""
         body.append(_section(run, outdir, f"{run.path.stem}-", suffix))
     path = outdir / "report.html"
     path.write_text(page(f"mpilens report · {subtitle}", join(body), _css()), encoding="utf-8")
@@ -215,7 +234,8 @@ def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
     """Write outdir/<filename>: metadata and family sections of A and B side by side."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    by_family_a, by_family_b = _first_of_each_family(runs_a), _first_of_each_family(runs_b)
+    by_family_a = _first_of_each_family(grouped(runs_a))
+    by_family_b = _first_of_each_family(grouped(runs_b))
     common = [name for name in by_family_a if name in by_family_b]
     stem = Path(filename).stem
     body: List[Markup] = [

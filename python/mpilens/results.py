@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .errors import MpilensError
 
@@ -22,12 +22,14 @@ _POINT_FIELDS = {"key": str, "bench": str, "params": dict, "stats": dict}
 
 @dataclass
 class Run:
-    """One results file: its meta record, its points and its notes, in file order."""
+    """One results file: its meta record, its points and its notes, in file order; or several
+    files of one family read as one run (see merge), which are then its members."""
 
     path: Path
     meta: Record
     points: List[Record] = field(default_factory=list)
     notes: List[Record] = field(default_factory=list)
+    members: List["Run"] = field(default_factory=list)
 
     @property
     def family(self) -> str:
@@ -146,6 +148,45 @@ def load(path: PathLike) -> Run:
             run.notes.append(record)
         # Records of other types come from newer writers of the same schema: skip them.
     return run
+
+
+def _ranks(run: Run) -> int:
+    ranks = run.meta.get("ranks")
+    return ranks if isinstance(ranks, int) and not isinstance(ranks, bool) else 0
+
+
+def merge(runs: Sequence[Run]) -> Run:
+    """The files of one family measured at several rank counts (one file per count, each point
+    naming its count in params.np), read as one run.
+
+    Its members are the files, by rank count; its points and notes are theirs, and its meta is
+    that of the largest run with the planned points of all. Merging a merged run again, or a file
+    twice, changes nothing. Two files at the same rank count holding the same point are refused:
+    the report could only pick one of them silently.
+    """
+    # A file given twice (itself and inside a merged run) is read once.
+    files = {member.path: member for run in runs for member in (run.members or [run])}
+    members = sorted(files.values(), key=_ranks)
+    if not members:
+        raise MpilensError("no results files to read")
+    families = {member.family for member in members}
+    if len(families) > 1:
+        raise MpilensError("cannot read files of different families as one run: "
+                           + ", ".join(sorted(families)))
+    seen: Dict[Tuple[int, str], Path] = {}
+    for member in members:
+        for point in member.points:
+            where = (_ranks(member), point["key"])
+            if where in seen:
+                raise MpilensError(
+                    f'"{seen[where]}" and "{member.path}" both hold point "{point["key"]}" at '
+                    f"{where[0]} ranks; move one of them to another directory")
+            seen[where] = member.path
+    largest = members[-1]
+    meta = dict(largest.meta, points_total=sum(member.points_total for member in members))
+    return Run(path=largest.path.with_name(f"{largest.family}.jsonl"), meta=meta,
+               points=[point for member in members for point in member.points],
+               notes=[note for member in members for note in member.notes], members=members)
 
 
 def load_dir(directory: PathLike) -> List[Run]:

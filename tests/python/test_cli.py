@@ -177,8 +177,9 @@ def test_suite_runs_every_family(fake, tmp_path):
     done = run_cli("suite", *_launch_options(fake, "--output", str(out)), env=fake["env"])
     assert done.returncode == 0, done.stderr
     suite = families.suite_families()
-    assert [call[:2] for call in _calls(fake)] == [["--preset", "quick"]] * len(suite)
-    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(f"{f.name}.jsonl" for f in suite)
+    quick = [family.preset_args("quick") for family in suite]
+    assert [call[:len(args)] for call, args in zip(_calls(fake), quick)] == quick
+    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(f.output_name(2) for f in suite)
     assert done.stdout.splitlines()[-2:] == [f"results: {out}", f"report: {out / 'report.html'}"]
 
 

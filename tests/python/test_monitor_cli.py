@@ -78,14 +78,14 @@ def test_registered_outside_the_suite():
     family = families.get("monitor")
     assert (family.program, family.in_suite, family.presets) == ("libmpilens-monitor", False, {})
     assert family.render.__module__ == "mpilens.plots.monitor"
-    assert [f.name for f in families.suite_families()] == ["sanity", "overlap"]
+    assert [f.name for f in families.suite_families()] == ["sanity", "overlap", "coll"]
 
 
 def test_help_lists_monitor_and_matrix():
     done = run_cli("--help")
     assert "    monitor   run PROGRAM under the monitoring library" in done.stdout
     assert "    matrix    render and export communication matrices" in done.stdout
-    assert "    suite     run every family (sanity, overlap) into one" in done.stdout
+    assert "    suite     run every family (sanity, overlap, coll) into one" in done.stdout
     done = run_cli("monitor", "--help")
     assert done.stdout.startswith("usage: mpilens monitor [options] -- PROGRAM [ARGS...]\n")
     assert "--lib-dir DIR" in done.stdout and "--preset" not in done.stdout
@@ -98,8 +98,9 @@ def test_suite_skips_monitor(tmp_path):
     done = run_cli("suite", "--mpi", "openmpi", "--bin-dir", str(tmp_path / "bin"), "--launcher",
                    "env FAKE_NP={np}", "--output", str(out), env=env)
     assert done.returncode == 0, done.stderr
-    assert sorted(path.name for path in out.glob("*.jsonl")) == ["overlap.jsonl", "sanity.jsonl"]
-    assert len(log.read_text().splitlines()) == 2
+    assert sorted(path.name for path in out.glob("*.jsonl")) == [
+        "coll-np2.jsonl", "overlap.jsonl", "sanity.jsonl"]
+    assert len(log.read_text().splitlines()) == 3
 
 
 # --- mpilens monitor -----------------------------------------------------------------------------

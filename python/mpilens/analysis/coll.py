@@ -1,0 +1,799 @@
+"""What the coll family's points say: each method's latency estimate against the per-rank
+operation latency OL_i of seed 003, over rank counts, and against the truth under --hop-delay.
+
+The contract is docs/coll.md. A run may hold several rank counts: `mpilens coll` writes one file
+per count, and the report reads them as one run (results.merge); every point names its count in
+params.np. Plain Python (no numpy), like the overlap analysis: the CLI imports it on every start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..results import Record, Run
+from ..units import format_size, format_time
+from .overlap import run_names
+
+OPS = ("bcast", "reduce", "allreduce")
+# The program's methods (--method), in the order of seed 003 figure 2, then the seed's own.
+METHODS = ("sendlat", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barrier-dissem",
+           "ack", "oli")
+# What OSU and IMB would report, computed from the barrier method's runs, not run on their own.
+DERIVED = ("osu", "imb")
+# Every estimate a report draws, the seed's first.
+ESTIMATES = ("oli", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barrier-dissem", "ack",
+             "sendlat", "osu", "imb")
+OLI = "oli"
+# The library's own operation, then the reference algorithms: written with point-to-point by the
+# program, so that their tree, and under --hop-delay their true latency, are known.
+ALGOS = ("library", "linear", "backward", "binomial", "flat")
+WAITS = ("auto", "spin", "sleep")
+HOP_DELAY_MAX_NS = 10**9
+BLOCK_RANGE = (1, 100_000)
+
+OP_NAMES = {"bcast": "broadcast", "reduce": "reduction", "allreduce": "allreduce"}
+SHAPE_NAMES = {"linear": "chain", "backward": "backward chain", "binomial": "binomial tree"}
+
+# An estimate this close to oli (or oli to the truth) agrees with it: the precision the issue asks
+# of the method (within 10% of the truth).
+AGREEMENT = 0.10
+# A factor from here on is told as "by 2.1x" rather than as a percentage.
+FACTOR_FROM = 2.0
+# A child's OL_i below its parent's by more than this share of the largest OL_i breaks the tree.
+SHAPE_TOLERANCE = 0.05
+# Two runs' oli estimates this close are the same.
+SAME = 0.05
+# The seed's stopping rule: blocks until their relative standard deviation is below 3%.
+DEFAULT_RSD = 0.03
+# Block results scattered beyond this make a point's estimate doubtful.
+NOISY_RSD = 0.10
+
+# Why a method misses OL, when it misses it the way it is known to (seed 003, section 3).
+BELOW_REASONS = {
+    "rounds": "pipelining: a broadcast starts before the previous one has reached every rank",
+    "rounds-reverse": "pipelining: an operation starts before the previous one is over",
+    "sendlat": "it times only the root's gap between back-to-back operations",
+    "osu": "averages of local times miss the last receiver",
+}
+ABOVE_REASONS = {
+    "barrier": "the barrier's own time is counted",
+    "barrier-ring": "the ring barrier's own time is counted",
+    "barrier-dissem": "the dissemination barrier's own time is counted",
+    "ack": "the acknowledgements to the root are counted",
+}
+# Seed 003 (figure 11): oli always falls between the rounds methods, which pipeline, and the
+# methods that wait for every rank after each operation. An estimate on the wrong side of oli
+# means one of the two was disturbed.
+LOWER_BOUNDS = ("rounds", "rounds-reverse")
+UPPER_BOUNDS = ("barrier", "barrier-ring", "barrier-dissem", "ack")
+
+
+def _number(value: object) -> Optional[float]:
+    """A finite number from a record; None for null, text, NaN or infinity."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _integer(value: object) -> Optional[int]:
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None
+
+
+def _numbers(values: object) -> List[Optional[float]]:
+    return [_number(value) for value in values] if isinstance(values, list) else []
+
+
+def _ranks_list(values: object) -> List[int]:
+    found = [_integer(value) for value in values] if isinstance(values, list) else []
+    return [rank for rank in found if rank is not None]
+
+
+# --- the points, by configuration, method and rank count ----------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    """What one curve of a report is drawn for: an operation by one implementation."""
+
+    op: str
+    algo: str
+    size_bytes: int
+    hop_delay_ns: int
+
+    @property
+    def sort_key(self) -> Tuple[int, int, int, int]:
+        return (OPS.index(self.op) if self.op in OPS else len(OPS),
+                ALGOS.index(self.algo) if self.algo in ALGOS else len(ALGOS),
+                self.size_bytes, self.hop_delay_ns)
+
+
+def _field(point: Record, name: str) -> object:
+    params = point.get("params")
+    value = params.get(name) if isinstance(params, dict) else None
+    return point.get(name) if value is None else value
+
+
+def method_of(point: Record) -> Optional[str]:
+    method = _field(point, "method")
+    return method if isinstance(method, str) else None
+
+
+def ranks_of(point: Record) -> Optional[int]:
+    return _integer(_field(point, "np"))
+
+
+def config_of(point: Record) -> Optional[Config]:
+    op, algo = _field(point, "op"), _field(point, "algo")
+    if not isinstance(op, str) or not isinstance(algo, str):
+        return None
+    return Config(op, algo, _integer(_field(point, "size_bytes")) or 0,
+                  _integer(_field(point, "hop_delay_ns")) or 0)
+
+
+Series = Dict[Config, Dict[str, Dict[int, Record]]]
+
+
+def series(run: Run) -> Series:
+    """config → method → rank count → point, configurations in report order."""
+    found: Series = {}
+    for point in run.points:
+        config, method, ranks = config_of(point), method_of(point), ranks_of(point)
+        if point.get("family", "coll") != "coll" or None in (config, method, ranks):
+            continue
+        found.setdefault(config, {}).setdefault(method, {})[ranks] = point
+    return {config: found[config] for config in sorted(found, key=lambda c: c.sort_key)}
+
+
+def methods_present(by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
+    """The estimates of one configuration, in report order (unknown names last)."""
+    known = [method for method in ESTIMATES if method in by_method]
+    return known + sorted(method for method in by_method if method not in ESTIMATES)
+
+
+def latency(point: Optional[Record]) -> Optional[float]:
+    return None if point is None else _number(point["stats"].get("latency_ns"))
+
+
+def truth(point: Optional[Record]) -> Optional[float]:
+    return None if point is None else _number(point["stats"].get("truth_ns"))
+
+
+def curve(by_ranks: Mapping[int, Record]) -> List[Tuple[int, float]]:
+    """(rank count, latency) of one method, by rank count, where it has a latency."""
+    return [(ranks, value) for ranks in sorted(by_ranks)
+            if (value := latency(by_ranks[ranks])) is not None]
+
+
+def truth_curve(by_method: Mapping[str, Mapping[int, Record]]) -> List[Tuple[int, float]]:
+    """(rank count, analytic latency) from whichever points carry it."""
+    found: Dict[int, float] = {}
+    for by_ranks in by_method.values():
+        for ranks, point in by_ranks.items():
+            value = truth(point)
+            if value is not None:
+                found.setdefault(ranks, value)
+    return sorted(found.items())
+
+
+def _delay_text(hop_delay_ns: int) -> str:
+    return f"hop delay {format_time(hop_delay_ns)}" if hop_delay_ns else "no hop delay"
+
+
+def labels(configs: Iterable[Config]) -> Dict[Config, str]:
+    """op/algo, with the size and hop delay when the run holds several of them."""
+    configs = list(configs)
+    varied = len({(c.size_bytes, c.hop_delay_ns) for c in configs}) > 1
+    return {c: f"{c.op}/{c.algo}" + (f" ({format_size(c.size_bytes)}, "
+                                     f"{_delay_text(c.hop_delay_ns)})" if varied else "")
+            for c in configs}
+
+
+def slugs(configs: Iterable[Config]) -> Dict[Config, str]:
+    """Names for files: op-algo, with the size and hop delay when the run holds several."""
+    configs = list(configs)
+    varied = len({(c.size_bytes, c.hop_delay_ns) for c in configs}) > 1
+    return {c: f"{c.op}-{c.algo}" + (f"-{c.size_bytes}B-hop{c.hop_delay_ns}ns" if varied else "")
+            for c in configs}
+
+
+# --- the algorithms' trees -----------------------------------------------------------------------
+
+def parent(algo: str, rank: int, ranks: int) -> Optional[int]:
+    """Who sends the data to rank in a broadcast from rank 0 by a reference algorithm; None for
+    the root and for an algorithm whose tree is not known."""
+    if not 0 < rank < ranks:
+        return None
+    if algo == "linear":
+        return rank - 1
+    if algo == "backward":
+        return (rank + 1) % ranks
+    if algo == "binomial":
+        return rank & (rank - 1)  # the rank less its lowest set bit
+    if algo == "flat":
+        return 0
+    return None
+
+
+def tree_edges(algo: str, ranks: int, op: str = "bcast") -> List[Tuple[int, int]]:
+    """The reference algorithm's messages as (from, to) rank pairs, by receiving rank in the
+    broadcast: parent → child for a broadcast, child → parent for a reduction (the data flows to
+    the root). A reference allreduce reduces to the root, then broadcasts, on the same tree; its
+    OL_j (the root entering last) is the broadcast part, so its edges are the broadcast's. Empty
+    for the library, whose tree is not known."""
+    pairs = [(up, rank) for rank in range(1, ranks)
+             if (up := parent(algo, rank, ranks)) is not None]
+    return [(child, up) for up, child in pairs] if op == "reduce" else pairs
+
+
+def depth(algo: str, rank: int, ranks: int) -> Optional[int]:
+    """Hops from the root to rank in the algorithm's tree; None when the tree is not known."""
+    hops = 0
+    while rank != 0:
+        rank = parent(algo, rank, ranks)
+        if rank is None:
+            return None
+        hops += 1
+    return hops
+
+
+# --- oli's per-rank profile ----------------------------------------------------------------------
+
+@dataclass
+class Profile:
+    """The oli point of one configuration at one rank count, by rank."""
+
+    config: Config
+    ranks: int
+    latency_ns: Optional[float]
+    ol: List[Optional[float]]  # OL_i; None where not measured
+    e: List[Optional[float]]
+    rtl: List[Optional[float]]
+    truth: List[Optional[float]]  # empty without an analytic truth
+    argmax: Optional[int]
+    gap_ns: Optional[float]
+    gap_bound: List[int]
+    remedy: Optional[str]
+    fast: bool
+    measured: List[int]  # --fast: the ranks measured in full
+    audited: List[int]  # --fast: ranks drawn at random and measured with one block
+    cheap: List[Optional[float]]  # --fast: the cheap pass's estimate per rank
+
+    def value(self, rank: int) -> Optional[float]:
+        return self.ol[rank] if 0 <= rank < len(self.ol) else None
+
+    @property
+    def unmeasured(self) -> List[int]:
+        return [rank for rank in range(self.ranks) if self.value(rank) is None]
+
+
+def _fit(values: List[Optional[float]], ranks: int) -> List[Optional[float]]:
+    return (values + [None] * ranks)[:ranks] if values else []
+
+
+def profile(point: Record) -> Profile:
+    stats, params = point["stats"], point.get("params") or {}
+    config = config_of(point) or Config("?", "?", 0, 0)
+    ol = _numbers(stats.get("per_rank_ns"))
+    ranks = ranks_of(point) or len(ol)
+    argmax = _integer(stats.get("argmax_rank"))
+    if argmax is None and any(value is not None for value in ol):
+        argmax = max((value, rank) for rank, value in enumerate(ol) if value is not None)[1]
+    remedy = stats.get("remedy")
+    return Profile(
+        config=config, ranks=ranks, latency_ns=_number(stats.get("latency_ns")),
+        ol=_fit(ol, ranks), e=_fit(_numbers(stats.get("per_rank_e_ns")), ranks),
+        rtl=_fit(_numbers(stats.get("per_rank_rtl_ns")), ranks),
+        truth=_fit(_numbers(stats.get("per_rank_truth_ns")), ranks), argmax=argmax,
+        gap_ns=_number(stats.get("gap_ns")), gap_bound=_ranks_list(stats.get("gap_bound_ranks")),
+        remedy=remedy if isinstance(remedy, str) else None, fast=params.get("fast") is True,
+        measured=_ranks_list(stats.get("measured_ranks")),
+        audited=_ranks_list(stats.get("audited_ranks")),
+        cheap=_fit(_numbers(stats.get("cheap_ns")), ranks))
+
+
+@dataclass
+class ShapeCheck:
+    """Whether OL_i never falls from a rank to the ranks it sends to along a reference
+    algorithm's tree, and how it grows."""
+
+    # (parent, child) pairs, parent nearer the root, whose child has the smaller OL_i
+    broken: List[Tuple[int, int]]
+    by_depth: Dict[int, float]  # mean OL_i of the measured ranks at each depth
+    slack: float  # differences smaller than this are noise
+
+    @property
+    def follows(self) -> bool:
+        return not self.broken
+
+    @property
+    def grows(self) -> bool:
+        """The deepest ranks' mean above the shallowest's by more than the noise (a forwarding
+        rank returns after its last send, so a parent may end with its last child)."""
+        means = list(self.by_depth.values())
+        return len(means) > 1 and means[-1] > means[0] + self.slack
+
+
+def shape_check(found: Profile) -> Optional[ShapeCheck]:
+    """For a chain or a binomial tree of 3 ranks or more: ranks further from the root must not
+    have a smaller OL_i than the rank before them. None where nothing can be checked (the
+    library, flat, fewer than 3 ranks)."""
+    config = found.config
+    if config.algo not in SHAPE_NAMES or found.ranks < 3:
+        return None
+    values = [found.value(rank) for rank in range(found.ranks)]
+    present = [value for value in values if value is not None]
+    if not present:
+        return None
+    slack = SHAPE_TOLERANCE * max(present)
+    # An unmeasured root (a broadcast's) completes at 0 by definition.
+    level = [0.0 if rank == 0 and value is None else value for rank, value in enumerate(values)]
+    broken = []
+    for rank in range(1, found.ranks):
+        up = parent(config.algo, rank, found.ranks)
+        if up is not None and level[up] is not None and level[rank] is not None \
+                and level[rank] < level[up] - slack:
+            broken.append((up, rank))
+    depths: Dict[int, List[float]] = {}
+    for rank in range(1, found.ranks):
+        hops = depth(config.algo, rank, found.ranks)
+        if hops is not None and values[rank] is not None:
+            depths.setdefault(hops, []).append(values[rank])
+    return ShapeCheck(broken, {hops: sum(v) / len(v) for hops, v in sorted(depths.items())},
+                      slack)
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+def rank_ranges(ranks: Iterable[int]) -> str:
+    """1-3, 5 style text of ranks."""
+    spans: List[List[int]] = []
+    for rank in sorted(set(ranks)):
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _ranks_phrase(ranks: Sequence[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
+
+
+def _factor(value: float) -> str:
+    return f"{value:.1f}x"
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
+
+
+def _counts(ranks: Sequence[int]) -> str:
+    return f"{ranks[0]} ranks" if len(ranks) == 1 else f"{ranks[0]}–{ranks[-1]} ranks"
+
+
+# --- diagnosis -----------------------------------------------------------------------------------
+
+def _oli_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
+    points = [(ranks, profile(by_ranks[ranks])) for ranks in sorted(by_ranks)]
+    points = [(ranks, found) for ranks, found in points if found.latency_ns is not None]
+    if not points:
+        return []
+    ranks, last = points[-1]
+    held = f", held by rank {last.argmax}" if last.argmax is not None else ""
+    sentence = f"{label}: oli (max OL_i) is {format_time(last.latency_ns)} at {ranks} ranks{held}"
+    first_ranks, first = points[0]
+    if len(points) > 1 and first.latency_ns > 0:
+        sentence += (f"; {format_time(first.latency_ns)} at {first_ranks} ranks, so "
+                     f"{last.latency_ns / first.latency_ns:.1f}x for "
+                     f"{ranks / first_ranks:.3g}x the ranks")
+    return [sentence]
+
+
+def truth_errors(by_method: Mapping[str, Mapping[int, Record]]) -> List[Tuple[int, float, float]]:
+    """(rank count, oli estimate, truth) wherever both are known."""
+    oli = by_method.get(OLI, {})
+    return [(ranks, value, true) for ranks in sorted(oli)
+            if (value := latency(oli[ranks])) is not None
+            and (true := truth(oli[ranks])) is not None and true > 0]
+
+
+def _truth_sentences(label: str, config: Config,
+                     by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
+    errors = truth_errors(by_method)
+    if not errors:
+        return []
+    ranks, value, true = max(errors, key=lambda e: abs(e[1] / e[2] - 1))
+    error = value / true - 1
+    delay = f"under --hop-delay {format_time(config.hop_delay_ns)}"
+    numbers = f"{format_time(value)} vs {format_time(true)}"
+    if abs(error) > AGREEMENT:
+        side = "above" if error > 0 else "below"
+        return [f"warning: {label}: {delay} the oli estimate is {_percent(abs(error))} {side} "
+                f"the analytic truth at {ranks} ranks ({numbers}), beyond the "
+                f"{_percent(AGREEMENT)} the method should reach: ranks sharing cores, a noisy "
+                "machine or a broken assumption of the method (see the per-rank profile)"]
+    within = _percent(max(abs(error), 0.01))
+    if len(errors) == 1:
+        return [f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
+                f"{ranks} ranks ({numbers})"]
+    counts = [e[0] for e in errors]
+    return [f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
+            f"every rank count ({_counts(counts)}; worst at {ranks} ranks: {numbers})"]
+
+
+def _shape_sentences(label: str, config: Config, by_ranks: Mapping[int, Record]) -> List[str]:
+    checked = []
+    for ranks in sorted(by_ranks):
+        found = profile(by_ranks[ranks])
+        check = shape_check(found)
+        if check is not None:
+            checked.append((found, check))
+    if not checked:
+        return []
+    shape = SHAPE_NAMES[config.algo]
+    sentences = []
+    for found, check in checked:
+        if check.follows:
+            continue
+        up, child = check.broken[0]
+        more = len(check.broken) - 1
+        sentences.append(
+            f"warning: {label} at {found.ranks} ranks: OL_i does not follow the {shape}: rank "
+            f"{child} ({format_time(found.value(child))}) is below rank {up} "
+            f"({format_time(found.value(up) or 0.0)}), which is nearer the root"
+            + (f", and {more} more such {'pair' if more == 1 else 'pairs'}" if more else "")
+            + "; those ranks' measurements are off (noise, or the method's assumption that each "
+              "E_i exceeds the gaps on its path)")
+    if sentences:
+        return sentences
+    found, check = checked[-1]
+    last = found.ranks - 1
+    if config.algo == "linear" and check.grows:
+        return [f"{label}: OL_i grows with rank as a chain should "
+                f"({format_time(found.value(1))} at rank 1 to {format_time(found.value(last))} "
+                f"at rank {last}, {found.ranks} ranks)"]
+    if config.algo == "backward" and check.grows:
+        return [f"{label}: OL_i grows as the rank falls, as a backward chain should "
+                f"({format_time(found.value(last))} at rank {last} to "
+                f"{format_time(found.value(1))} at rank 1, {found.ranks} ranks)"]
+    levels = ", ".join(f"depth {hops}: {format_time(value)}"
+                       for hops, value in check.by_depth.items())
+    if check.grows:
+        return [f"{label}: OL_i grows with the depth in the {shape} as it should ({levels}, "
+                f"{found.ranks} ranks)"]
+    # A rank that forwards returns only after its own sends, so with a hop delay a tree can
+    # complete everywhere at once; only a fall from a rank to its children is wrong.
+    return [f"{label}: OL_i never falls from a rank to the ranks it sends to, as in a {shape} "
+            f"({levels}, {found.ranks} ranks)"]
+
+
+def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
+    bound = [found for ranks in sorted(by_ranks)
+             if (found := profile(by_ranks[ranks])).gap_bound]
+    if not bound:
+        return []
+    sentences = [
+        f"warning: {label} at {found.ranks} ranks: {_ranks_phrase(found.gap_bound)} "
+        f"{'was' if len(found.gap_bound) == 1 else 'were'} bounded by the root's gap "
+        f"({format_time(found.gap_ns)}) and no remedy was applied: "
+        f"{'its' if len(found.gap_bound) == 1 else 'their'} OL_i cannot be trusted"
+        for found in bound if found.remedy is None]
+    remedied = [found for found in bound if found.remedy is not None]
+    if not remedied:
+        return sentences
+    many = len(remedied) > 1 or len(remedied[0].gap_bound) > 1
+    if len(remedied) == 1:
+        found = remedied[0]
+        where = f"{_ranks_phrase(found.gap_bound)} ({found.ranks} ranks)"
+        gap = f" ({format_time(found.gap_ns)})"
+    else:
+        where = "ranks " + " and ".join(f"{rank_ranges(found.gap_bound)} at {found.ranks} ranks"
+                                        for found in remedied)
+        gap = ""
+    remedies = sorted({found.remedy for found in remedied})
+    how = "the clock remedy" if remedies == ["clock"] else "the remedy " + ", ".join(remedies)
+    return sentences + [
+        f"{label}: {where} {'were' if many else 'was'} bounded by the root's gap{gap}; "
+        f"{'their' if many else 'its'} OL_i come{'' if many else 's'} from {how}"]
+
+
+def _fast_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
+    sentences = []
+    for ranks in sorted(by_ranks):
+        found = profile(by_ranks[ranks])
+        if not found.fast or not found.measured:
+            continue
+        others = found.ranks - (1 if found.config.op == "bcast" else 0)
+        sentence = (f"{label} at {ranks} ranks: --fast measured {len(found.measured)} of "
+                    f"{others} ranks in full ({_ranks_phrase(found.measured)})")
+        if found.audited:
+            sentence += (f" and checked {_ranks_phrase(found.audited)} with one block, drawn at "
+                         "random")
+        order = sorted((rank for rank, value in enumerate(found.cheap) if value is not None),
+                       key=lambda rank: -found.cheap[rank])
+        if found.argmax is not None and found.argmax in order:
+            sentence += (f"; the largest OL_i, rank {found.argmax}, was the cheap pass's "
+                         f"candidate number {order.index(found.argmax) + 1}")
+        sentences.append(sentence)
+    return sentences
+
+
+@dataclass
+class Deviation:
+    """One method's estimate against oli's."""
+
+    method: str
+    ratios: Dict[int, float]  # rank count → estimate / oli
+    # At the largest rank count, the confidence intervals of the two medians do not overlap (or
+    # one has none): the difference is more than noise.
+    separated: bool
+
+    @property
+    def ranks(self) -> int:
+        """The largest rank count both were measured at: the one sentences tell."""
+        return max(self.ratios)
+
+    @property
+    def ratio(self) -> float:
+        return self.ratios[self.ranks]
+
+
+def _interval(point: Optional[Record]) -> Optional[Tuple[float, float]]:
+    sample = point["stats"].get("sample") if point is not None else None
+    if not isinstance(sample, dict):
+        return None
+    low, high = _number(sample.get("ci_lo")), _number(sample.get("ci_hi"))
+    return (low, high) if low is not None and high is not None else None
+
+
+def deviations(by_method: Mapping[str, Mapping[int, Record]]) -> List[Deviation]:
+    """Every other method's estimate over oli's, at each rank count both have."""
+    oli_points = by_method.get(OLI, {})
+    oli = dict(curve(oli_points))
+    found = []
+    for method in methods_present(by_method):
+        if method == OLI:
+            continue
+        ratios = {ranks: value / oli[ranks] for ranks, value in curve(by_method[method])
+                  if oli.get(ranks, 0) > 0}
+        if ratios:
+            ranks = max(ratios)
+            mine, theirs = _interval(by_method[method][ranks]), _interval(oli_points[ranks])
+            separated = mine is None or theirs is None or mine[0] > theirs[1] \
+                or mine[1] < theirs[0]
+            found.append(Deviation(method, ratios, separated))
+    return found
+
+
+def _deviation_sentence(label: str, config: Config, found: Deviation) -> str:
+    ratio, ranks = found.ratio, found.ranks
+    what = f"the {OP_NAMES.get(config.op, config.op)} latency"
+    if ratio > 1:
+        reason = ABOVE_REASONS.get(found.method)
+        told = (f"overestimates {what} by {_factor(ratio)}" if ratio >= FACTOR_FROM
+                else f"reports {_percent(ratio - 1)} above oli")
+    else:
+        reason = BELOW_REASONS.get(found.method)
+        told = (f"underestimates {what} by {_factor(1 / ratio)}" if 1 / ratio >= FACTOR_FROM
+                else f"reports {_percent(1 - ratio)} below oli")
+    sentence = f"{label}: {found.method} {told} at {ranks} ranks"
+    if reason:
+        sentence += f" ({reason})"
+    if len(found.ratios) > 1:
+        low, high = f"{min(found.ratios.values()):.2f}", f"{max(found.ratios.values()):.2f}"
+        over = _counts(sorted(found.ratios))
+        sentence += (f"; {low} times oli at every rank count ({over})" if low == high
+                     else f"; from {low} to {high} times oli over {over}")
+    bound = ("a lower" if found.method in LOWER_BOUNDS and ratio > 1
+             else "an upper" if found.method in UPPER_BOUNDS and ratio < 1 else None)
+    if bound and found.separated:
+        sentence = (f"warning: {sentence}; yet it is {bound} bound of the latency, so this "
+                    "method or oli was disturbed (noise, ranks sharing cores)")
+    return sentence
+
+
+def _method_sentences(label: str, config: Config,
+                      by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
+    found = deviations(by_method)
+    agreeing = [d for d in found if abs(d.ratio - 1) <= AGREEMENT]
+    sentences = [_deviation_sentence(label, config, d) for d in found if d not in agreeing]
+    if agreeing:
+        names = ", ".join(f"{d.method} ({d.ranks} ranks)" for d in agreeing)
+        sentences.append(f"{label}: within {_percent(AGREEMENT)} of oli at the largest rank "
+                         f"count measured: {names}")
+    return sentences
+
+
+def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
+    """Per operation, size and rank count: the implementations by oli, fastest first. Only
+    without a hop delay, which slows the reference algorithms on purpose."""
+    groups: Dict[Tuple[str, int], Dict[int, List[Tuple[float, Config]]]] = {}
+    for config, by_method in found.items():
+        if config.hop_delay_ns:
+            continue
+        for ranks, value in curve(by_method.get(OLI, {})):
+            groups.setdefault((config.op, config.size_bytes), {}).setdefault(ranks, []).append(
+                (value, config))
+    sentences = []
+    for (op, _), by_ranks in groups.items():
+        compared = [ranks for ranks, entries in by_ranks.items() if len(entries) > 1]
+        if not compared:
+            continue
+        ranks = max(compared)
+        entries = sorted(by_ranks[ranks], key=lambda entry: entry[0])
+        best = entries[0][0]
+        listed = ", ".join(f"{config.algo} {format_time(value)}"
+                           + (f" ({_factor(value / best)})" if best > 0 and value > best else "")
+                           for value, config in entries)
+        sentences.append(f"{OP_NAMES.get(op, op)} at {ranks} ranks, fastest first by oli: "
+                         f"{listed}")
+    return sentences
+
+
+def rsd_limit(run: Run) -> float:
+    """The RSD the run's stopping rule aimed at (its --rsd option), else the seed's 3%."""
+    options = run.meta.get("options")
+    text = options.get("rsd") if isinstance(options, dict) else None
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    if isinstance(text, str):
+        try:
+            return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            pass
+    return DEFAULT_RSD
+
+
+def _quality_sentences(run: Run) -> List[str]:
+    limit = rsd_limit(run)
+    measured = [(point, rsd) for point in run.points
+                if (rsd := _number(point["stats"].get("rsd"))) is not None]
+    noisy = sorted(((rsd, point) for point, rsd in measured if rsd > limit),
+                   key=lambda entry: -entry[0])
+    if not noisy:
+        return []
+    worst_rsd, worst = noisy[0]
+    config = config_of(worst)
+    name = f"{method_of(worst)} on {config.op}/{config.algo}" if config else worst["key"]
+    sentence = (f"{len(noisy)} of {len(measured)} points stopped with the relative standard "
+                f"deviation of their block results above the {_percent(limit)} aimed at: their "
+                f"estimates are less certain; worst {name} at {ranks_of(worst)} ranks "
+                f"({_percent(worst_rsd)})")
+    if worst_rsd > NOISY_RSD:
+        sentence = ("warning: " + sentence + "; rerun on a quieter machine, with fewer ranks per "
+                    "core, or with --preset full")
+    return [sentence]
+
+
+def _skip_sentences(run: Run) -> List[str]:
+    texts = [str(note.get("text", "")) for note in run.notes if note.get("level") == "skip"]
+    return [f"skipped: {text}" for text in dict.fromkeys(texts)]
+
+
+def diagnose(run: Run) -> List[str]:
+    """Sentences for the report's findings, warnings starting with "warning:"."""
+    found = series(run)
+    if not found:
+        return _skip_sentences(run)
+    names = labels(found)
+    sentences: List[str] = []
+    for config, by_method in found.items():
+        label, oli = names[config], by_method.get(OLI, {})
+        sentences += (_oli_sentences(label, oli) + _truth_sentences(label, config, by_method)
+                      + _shape_sentences(label, config, oli) + _gap_sentences(label, oli)
+                      + _fast_sentences(label, oli)
+                      + _method_sentences(label, config, by_method))
+    return sentences + _fastest_sentences(found, names) + _quality_sentences(run) \
+        + _skip_sentences(run)
+
+
+# --- the table `mpilens coll` prints -------------------------------------------------------------
+
+def _us(ns: Optional[float]) -> str:
+    if ns is None:
+        return "-"
+    value = ns / 1000
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 \
+        else f"{value:.2f}"
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)).rstrip()
+            for row in rows]
+
+
+def config_rows(by_method: Mapping[str, Mapping[int, Record]]) -> Tuple[List[str], List[list]]:
+    """The header and rows of one configuration's table: per rank count, each method's latency
+    (ns), oli's argmax rank, and the truth when known."""
+    methods = methods_present(by_method)
+    counts = sorted({ranks for by_ranks in by_method.values() for ranks in by_ranks})
+    truths = dict(truth_curve(by_method))
+    header = ["np", *methods]
+    if OLI in by_method:
+        header.append("argmax")
+    if truths:
+        header.append("truth")
+    rows = []
+    for ranks in counts:
+        row: list = [ranks, *(latency(by_method[m].get(ranks)) for m in methods)]
+        if OLI in by_method:
+            point = by_method[OLI].get(ranks)
+            row.append(profile(point).argmax if point is not None else None)
+        if truths:
+            row.append(truths.get(ranks))
+        rows.append(row)
+    return header, rows
+
+
+def comparison_table(run: Run) -> List[str]:
+    """Per configuration, a plain text table: rows are rank counts, columns the methods'
+    latency estimates in µs, then oli's argmax rank and the truth when known."""
+    lines: List[str] = []
+    for config, by_method in series(run).items():
+        header, rows = config_rows(by_method)
+        delay = (f", hop delay {format_time(config.hop_delay_ns)}" if config.hop_delay_ns
+                 else "")
+        text_rows = [[str(row[0])] + [
+            ("-" if value is None else str(value)) if name == "argmax" else _us(value)
+            for name, value in zip(header[1:], row[1:])] for row in rows]
+        lines += ([""] if lines else []) + [
+            f"{config.op}/{config.algo}, {format_size(config.size_bytes)}{delay}: latency in µs"
+        ] + _columns([header, *text_rows])
+    return lines
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+def _winner(names: Tuple[str, str], a: float, b: float) -> Optional[str]:
+    """Which run is faster by more than SAME, or None."""
+    if a <= 0 or b <= 0 or max(a, b) / min(a, b) <= 1 + SAME:
+        return None
+    return names[0] if a < b else names[1]
+
+
+def _ranks_text(counts: Sequence[int]) -> str:
+    return ", ".join(str(count) for count in counts) + " ranks"
+
+
+def compare(run_a: Run, run_b: Run) -> List[str]:
+    """Per configuration in both runs, oli's latency of A against B: which is faster where."""
+    names = run_names(run_a, run_b)
+    found_a, found_b = series(run_a), series(run_b)
+    shared = [c for c in found_a if c in found_b]
+    texts = labels([*found_a, *found_b])
+    sentences = []
+    for config in shared:
+        a, b = (dict(curve(found.get(config, {}).get(OLI, {}))) for found in (found_a, found_b))
+        counts = sorted(set(a) & set(b))
+        if not counts:
+            continue
+        ranks = counts[-1]
+        winners = {count: _winner(names, a[count], b[count]) for count in counts}
+        at = f"{texts[config]}, oli at {ranks} ranks: {names[0]} {format_time(a[ranks])}, " \
+             f"{names[1]} {format_time(b[ranks])}"
+        winner = winners[ranks]
+        if winner is None:
+            at += f" (within {_percent(SAME)})"
+        else:
+            slow, fast = (b[ranks], a[ranks]) if winner == names[0] else (a[ranks], b[ranks])
+            at += f" ({winner} {slow / fast:.2f}x faster)"
+        if len(counts) > 1:
+            sides = {side: [count for count in counts if winners[count] == side]
+                     for side in (names[0], names[1], None)}
+            if sides[names[0]] == counts or sides[names[1]] == counts:
+                at += f"; {winner} is faster at every rank count ({_ranks_text(counts)})"
+            elif sides[None] == counts:
+                at += f"; within {_percent(SAME)} at every rank count"
+            else:
+                parts = [f"{side} faster at {_ranks_text(sides[side])}"
+                         for side in names if sides[side]]
+                if sides[None]:
+                    parts.append(f"within {_percent(SAME)} at {_ranks_text(sides[None])}")
+                at += "; " + ", ".join(parts)
+        sentences.append(at)
+    only = ([f"only in {names[0]}: {texts[c]}" for c in found_a if c not in found_b]
+            + [f"only in {names[1]}: {texts[c]}" for c in found_b if c not in found_a])
+    return sentences + only

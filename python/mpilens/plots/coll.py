@@ -1,0 +1,580 @@
+"""The coll report section: every method's estimate against the number of ranks (seed 003
+figure 11), each oli point's per-rank profile over its algorithm's tree, the error against the
+truth under --hop-delay, tables of every number, and the comparison figure."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..analysis import coll
+from ..markup import Markup, details, element, join, table
+from ..results import Record, Run
+from ..section import Part, ReportSection
+from ..units import format_time
+from .common import new_figure, to_plot
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+TITLE = "Collective latency"
+
+# One look per method in every figure; oli, the seed's method, drawn boldest.
+STYLES = {
+    "oli": ("black", "o"), "rounds": ("tab:blue", "v"), "rounds-reverse": ("tab:cyan", "<"),
+    "barrier": ("tab:red", "s"), "barrier-ring": ("tab:orange", "D"),
+    "barrier-dissem": ("tab:brown", "P"), "ack": ("tab:purple", "^"),
+    "sendlat": ("tab:gray", "x"), "osu": ("tab:green", "*"), "imb": ("tab:olive", "h"),
+}
+OTHER_STYLE = ("tab:pink", ".")
+TRUTH_STYLE = dict(color="0.35", linestyle="--", linewidth=1.2)
+# A panel whose values span more than this factor gets a logarithmic y axis.
+LOG_RANGE = 10.0
+PANEL_COLUMNS = 3
+PANEL_WIDTH, PANEL_HEIGHT = 3.6, 3.0
+# Above this many ranks, arrows of the tree would hide the bars.
+MAX_EDGE_RANKS = 64
+MAX_RANK_TICKS = 32
+SMALL_FONT = 7
+
+BAR_COLOUR, MAX_COLOUR, REMEDY_HATCH = "tab:blue", "tab:red", "///"
+EDGE_COLOUR = "0.3"
+# Artist ids, so that what a figure shows can be checked without reading pixels.
+GIDS = {"bar": "ol", "remedy": "remedy", "audit": "audited", "max": "argmax", "truth": "truth",
+        "edge": "edge", "root": "root", "unmeasured": "unmeasured"}
+
+TREE_NAMES = {"linear": "chain", "backward": "backward chain", "binomial": "binomial tree",
+              "flat": "flat tree"}
+TREE_TEXTS = {
+    "linear": "the parent of rank i is i−1", "backward": "the parent of rank i is i+1, the "
+    "root's child is the last rank", "binomial": "the parent of rank i is i less its lowest set "
+    "bit", "flat": "the root is every rank's parent",
+}
+METHOD_TEXTS = {
+    "oli": "max OL_i, the seed's method: per rank, operations each acknowledged by that rank, "
+           "less half a round trip",
+    "rounds": "one operation from each root in turn (a lower bound: pipelining)",
+    "rounds-reverse": "the same in reverse root order",
+    "barrier": "operation then MPI_Barrier (an upper bound)",
+    "barrier-ring": "operation then the seed's linear ring barrier",
+    "barrier-dissem": "operation then a dissemination barrier of mpilens",
+    "ack": "operation then an acknowledgement of every rank to the root (an upper bound)",
+    "sendlat": "back-to-back operations timed at the root: the root's gap",
+    "osu": "what OSU reports: the mean over ranks of each rank's local time",
+    "imb": "what IMB reports: the largest rank's mean local time",
+}
+
+
+def _style(method: str) -> Tuple[str, str]:
+    return STYLES.get(method, OTHER_STYLE)
+
+
+def _time_axis(axes: "Axes", values: Sequence[float]) -> None:
+    """Times on y from 0, or logarithmic when they span more than LOG_RANGE; labelled as times."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    positive = [value for value in values if value > 0]
+    if positive and max(positive) / min(positive) > LOG_RANGE:
+        axes.set_yscale("log")
+        axes.yaxis.set_minor_formatter(NullFormatter())
+    elif positive:
+        axes.set_ylim(0, max(positive) * 1.15)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
+
+
+def ratio_ticks(low: float, high: float) -> List[float]:
+    """1-2-5 values from low to high, for an axis of ratios to the truth."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    return [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
+
+
+def _rank_axis(axes: "Axes", counts: Sequence[int]) -> None:
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    if 0 < len(counts) <= MAX_RANK_TICKS:
+        axes.xaxis.set_major_locator(FixedLocator(sorted(counts)))
+    else:
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def draw_methods(axes: "Axes", by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, object]:
+    """One configuration: each method's estimate against the rank count, the truth dashed;
+    returns the legend handles by label."""
+    handles: Dict[str, object] = {}
+    values: List[float] = []
+    counts: set = set()
+    for method in coll.methods_present(by_method):
+        points = coll.curve(by_method[method])
+        if not points:
+            continue
+        colour, marker = _style(method)
+        xs, ys = zip(*points)
+        line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=5,
+                          linewidth=2.2 if method == coll.OLI else 1.1,
+                          zorder=3 if method == coll.OLI else 2, label=method, gid=method)
+        handles[method] = line
+        values += ys
+        counts |= set(xs)
+    truths = coll.truth_curve(by_method)
+    if truths:
+        xs, ys = zip(*truths)
+        line, = axes.plot(xs, ys, label="analytic truth", gid="truth", **TRUTH_STYLE)
+        handles["analytic truth"] = line
+        values += ys
+        counts |= set(xs)
+    _time_axis(axes, values)
+    _rank_axis(axes, sorted(counts))
+    axes.set_xlabel("ranks", fontsize=8)
+    axes.set_ylabel("latency estimate", fontsize=8)
+    axes.tick_params(labelsize=SMALL_FONT)
+    axes.grid(True, color="0.9", linewidth=0.6)
+    return handles
+
+
+def _panels(figure: "Figure", count: int) -> List["Axes"]:
+    columns = min(PANEL_COLUMNS, count)
+    rows = math.ceil(count / columns)
+    grid = figure.subplots(rows, columns, squeeze=False)
+    panels = [axes for row in grid for axes in row]
+    for axes in panels[count:]:
+        axes.set_visible(False)
+    return panels[:count]
+
+
+def _panel_size(count: int) -> Tuple[float, float]:
+    columns = min(PANEL_COLUMNS, count)
+    return 1.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * math.ceil(count / columns)
+
+
+def _legend(panels: Sequence["Axes"], handles: Mapping[str, object]) -> None:
+    """One legend for every panel, right of the first row."""
+    last_of_first_row = panels[min(PANEL_COLUMNS, len(panels)) - 1]
+    last_of_first_row.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT,
+                             loc="upper left", bbox_to_anchor=(1.02, 1.0))
+
+
+def methods_figure(found: coll.Series) -> "Figure":
+    """Seed figure 11: per configuration, every method's estimate against the rank count."""
+    names = coll.labels(found)
+    figure = new_figure(_panel_size(len(found)))
+    handles: Dict[str, object] = {}
+    panels = _panels(figure, len(found))
+    for axes, (config, by_method) in zip(panels, found.items()):
+        for label, handle in draw_methods(axes, by_method).items():
+            handles.setdefault(label, handle)
+        axes.set_title(names[config], fontsize=9)
+    ordered = {label: handles[label] for label in (*coll.ESTIMATES, "analytic truth")
+               if label in handles}
+    _legend(panels, {**ordered, **handles})
+    return figure
+
+
+def error_series(by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, List[Tuple[int,
+                                                                                         float]]]:
+    """Per method, (rank count, estimate / truth) wherever the truth is known."""
+    truths = dict(coll.truth_curve(by_method))
+    found = {}
+    for method in coll.methods_present(by_method):
+        ratios = [(ranks, value / truths[ranks]) for ranks, value in coll.curve(by_method[method])
+                  if truths.get(ranks, 0) > 0]
+        if ratios:
+            found[method] = ratios
+    return found
+
+
+def _ratio_axis(axes: "Axes", ratios: Sequence[float]) -> None:
+    """Ratios to the truth on y: the ±10% band always in view, logarithmic when they span more
+    than a factor 4."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    positive = [r for r in ratios if r > 0] + [1 - coll.AGREEMENT, 1 + coll.AGREEMENT]
+    low, high = min(positive) / 1.15, max(positive) * 1.15
+    if high / low > 4:
+        axes.set_yscale("log")
+        axes.yaxis.set_major_locator(FixedLocator(ratio_ticks(low, high)))
+        axes.yaxis.set_minor_locator(NullLocator())
+        axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylim(low, high)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def error_figure(found: coll.Series) -> Optional["Figure"]:
+    """Per configuration with a truth: each method's estimate over the truth against the rank
+    count, 1 drawn and ±10% shaded; None when no configuration has a truth."""
+    errors = {config: error_series(by_method) for config, by_method in found.items()}
+    errors = {config: by_method for config, by_method in errors.items() if by_method}
+    if not errors:
+        return None
+    names = coll.labels(found)
+    figure = new_figure(_panel_size(len(errors)))
+    panels = _panels(figure, len(errors))
+    handles: Dict[str, object] = {}
+    for axes, (config, by_method) in zip(panels, errors.items()):
+        band = axes.axhspan(1 - coll.AGREEMENT, 1 + coll.AGREEMENT, color="0.88", zorder=0,
+                            gid="band")
+        handles.setdefault(f"±{coll.AGREEMENT:.0%} of the truth", band)
+        axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
+        ratios: List[float] = []
+        counts: set = set()
+        for method, points in by_method.items():
+            colour, marker = _style(method)
+            xs, ys = zip(*points)
+            line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=5,
+                              linewidth=2.2 if method == coll.OLI else 1.1, label=method,
+                              gid=method, zorder=3 if method == coll.OLI else 2)
+            handles.setdefault(method, line)
+            ratios += ys
+            counts |= set(xs)
+        _ratio_axis(axes, ratios)
+        _rank_axis(axes, sorted(counts))
+        delay = f"hop delay {format_time(config.hop_delay_ns)}"
+        axes.set_title(names[config] if delay in names[config] else f"{names[config]}, {delay}",
+                       fontsize=9)
+        axes.set_xlabel("ranks", fontsize=8)
+        axes.set_ylabel("estimate / truth", fontsize=8)
+        axes.tick_params(labelsize=SMALL_FONT)
+    band_label = f"±{coll.AGREEMENT:.0%} of the truth"
+    _legend(panels, {**{m: handles[m] for m in coll.ESTIMATES if m in handles}, **handles,
+                     band_label: handles[band_label]})
+    return figure
+
+
+def _bars(axes: "Axes", ranks: Sequence[int], heights: Sequence[float], kind: str,
+          label: str) -> None:
+    if not ranks:
+        return
+    colour = MAX_COLOUR if kind == "max" else BAR_COLOUR
+    remedy = kind == "remedy"
+    axes.bar(ranks, heights, width=0.7, color=colour, alpha=0.85 if kind in ("bar", "max")
+             else 0.4, hatch=REMEDY_HATCH if remedy else None, edgecolor="0.2" if remedy
+             else colour, linewidth=0.6, label=label, gid=GIDS[kind], zorder=2)
+
+
+def _edge_label(config: coll.Config) -> str:
+    """The arrows' legend: whose messages they are."""
+    tree = TREE_NAMES.get(config.algo, config.algo)
+    if config.op == "reduce":
+        return f"messages of the {tree}, towards the root"
+    if config.op == "allreduce":
+        return f"messages of the {tree}'s broadcast part"
+    return f"messages of the {tree}"
+
+
+def profile_figure(found: coll.Profile, label: str) -> "Figure":
+    """OL_i by rank: bars (the maximum in red, ranks from the remedy hatched), the truth per rank
+    as black ticks, and for a reference algorithm the tree's messages as arrows between the bars'
+    tops (a broadcast's root completing at 0)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.ticker import FuncFormatter
+
+    figure = new_figure((max(5.5, min(12.0, 2.5 + 0.28 * found.ranks)), 4.2))
+    axes = figure.add_subplot()
+    measured = [rank for rank in range(found.ranks) if found.value(rank) is not None]
+    remedied, audited = set(found.gap_bound), set(found.audited)
+    kinds: Dict[str, List[int]] = {"bar": [], "remedy": [], "audit": [], "max": []}
+    for rank in measured:
+        kinds["max" if rank == found.argmax else "remedy" if rank in remedied
+              else "audit" if rank in audited else "bar"].append(rank)
+    _bars(axes, kinds["bar"], [found.value(r) for r in kinds["bar"]], "bar", "OL_i")
+    _bars(axes, kinds["remedy"], [found.value(r) for r in kinds["remedy"]], "remedy",
+          "OL_i from the remedy (gap-bound rank)")
+    _bars(axes, kinds["audit"], [found.value(r) for r in kinds["audit"]], "audit",
+          "random check, one block (--fast)")
+    if kinds["max"]:
+        rank = kinds["max"][0]
+        _bars(axes, [rank], [found.value(rank)], "max", f"max OL_i (rank {rank})")
+        if rank in remedied:
+            axes.bar([rank], [found.value(rank)], width=0.7, color="none", hatch=REMEDY_HATCH,
+                     edgecolor="0.2", linewidth=0.6, zorder=2)
+    root = [0] if found.config.op == "bcast" and found.value(0) is None else []
+    others = [rank for rank in found.unmeasured if rank not in root]
+    if root:
+        axes.plot(root, [0], linestyle="none", marker="^", color="0.2", markersize=7,
+                  label="root (sends first)", gid=GIDS["root"], zorder=4, clip_on=False)
+    if others:
+        axes.plot(others, [0] * len(others), linestyle="none", marker="x", color="0.45",
+                  markersize=6, zorder=4, clip_on=False, gid=GIDS["unmeasured"],
+                  label="not measured (--fast)" if found.fast else "not measured")
+    truths = [(rank, value) for rank, value in enumerate(found.truth) if value is not None]
+    if truths:
+        xs, ys = zip(*truths)
+        axes.scatter(xs, ys, marker="_", s=260, linewidths=2, color="black", zorder=5,
+                     label="analytic truth", gid=GIDS["truth"])
+    edges = coll.tree_edges(found.config.algo, found.ranks, found.config.op) \
+        if found.ranks <= MAX_EDGE_RANKS else []
+    for source, target in edges:
+        arrow = FancyArrowPatch((source, found.value(source) or 0.0),
+                                (target, found.value(target) or 0.0),
+                                arrowstyle="-|>", mutation_scale=8, color=EDGE_COLOUR,
+                                linewidth=0.8, connectionstyle="arc3,rad=-0.25", zorder=6)
+        arrow.set_gid(GIDS["edge"])
+        axes.add_patch(arrow)
+    handles, texts = axes.get_legend_handles_labels()
+    if edges:
+        handles.append(Line2D([], [], color=EDGE_COLOUR, linewidth=0.8, marker=">",
+                              markersize=4))
+        texts.append(_edge_label(found.config))
+    tops = [value for value in [*found.ol, *found.truth] if value is not None]
+    axes.set_ylim(0, (max(tops) if tops and max(tops) > 0 else 1.0) * 1.25)
+    axes.set_xlim(-0.8, found.ranks - 0.2)
+    _rank_axis(axes, list(range(found.ranks)))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
+    axes.set_xlabel("rank", fontsize=8)
+    axes.set_ylabel("OL_i", fontsize=8)
+    axes.tick_params(labelsize=SMALL_FONT)
+    axes.set_title(f"{label}, {found.ranks} ranks", fontsize=9)
+    if handles:
+        axes.legend(handles, texts, fontsize=SMALL_FONT, loc="upper center",
+                    bbox_to_anchor=(0.5, -0.16), ncols=2, frameon=False)
+    return figure
+
+
+# --- captions ------------------------------------------------------------------------------------
+
+METHODS_CAPTION = (
+    "Latency estimate of every method against the number of ranks, one panel per operation and "
+    "implementation (seed 003 figure 11). oli (black, thick) is the largest per-rank operation "
+    "latency OL_i; rounds is a lower bound (pipelining), barrier and ack upper bounds; osu and "
+    "imb are what those suites would report from the barrier method's runs. Dashed: the "
+    "analytic truth under --hop-delay. The y axis is logarithmic where values span more than a "
+    f"factor {LOG_RANGE:g}.")
+ERROR_CAPTION = (
+    "Each method's estimate divided by the analytic truth under --hop-delay, against the number "
+    f"of ranks: 1 is exact, the grey band ±{coll.AGREEMENT:.0%}. oli should stay in the band; "
+    "rounds below it, barrier and ack above it.")
+
+
+def profile_caption(found: coll.Profile, label: str) -> str:
+    parts = [f"{label} at {found.ranks} ranks: OL_i, the operation latency of each rank (for "
+             + {"bcast": "a broadcast, until that rank has the data",
+                "reduce": "a reduction, when that rank enters last",
+                "allreduce": "an allreduce, completion at that rank when the root enters last"}
+             .get(found.config.op, found.config.op) + ")"]
+    if found.argmax is not None:
+        parts.append(f"red: the largest, rank {found.argmax}")
+    if found.gap_bound:
+        parts.append("hatched: ranks whose E_i was not clearly above the root's gap, their "
+                     "OL_i from the remedy")
+    if found.audited:
+        parts.append("pale: ranks drawn at random by --fast and measured with one block")
+    if found.ranks <= MAX_EDGE_RANKS and coll.tree_edges(found.config.algo, found.ranks,
+                                                         found.config.op):
+        parts.append(f"arrows: {_edge_label(found.config)} "
+                     f"({TREE_TEXTS.get(found.config.algo, found.config.algo)})")
+    if any(value is not None for value in found.truth):
+        parts.append("black ticks: the analytic truth per rank")
+    if found.unmeasured:
+        parts.append("markers on the axis: ranks not measured")
+    return "; ".join(parts) + "."
+
+
+# --- tables --------------------------------------------------------------------------------------
+
+def _cell(name: str, value: object) -> str:
+    if value is None:
+        return "n/a"
+    return str(value) if name in ("np", "argmax") else format_time(value)
+
+
+def estimates_table(by_method: Mapping[str, Mapping[int, Record]]) -> Markup:
+    header, rows = coll.config_rows(by_method)
+    shown = {"np": "ranks", "argmax": "oli's argmax rank", "truth": "analytic truth"}
+    return table([shown.get(name, name) for name in header],
+                 [[_cell(name, value) for name, value in zip(header, row)] for row in rows])
+
+
+def _rank_role(found: coll.Profile, rank: int) -> str:
+    roles = []
+    if found.config.op == "bcast" and rank == 0:
+        roles.append("root")
+    if found.value(rank) is None and rank != 0:
+        roles.append("not measured")
+    if rank in found.audited:
+        roles.append("random check, one block")
+    if rank in found.gap_bound:
+        roles.append(f"gap-bound, from the {found.remedy} remedy" if found.remedy
+                     else "gap-bound, no remedy")
+    if rank == found.argmax:
+        roles.append("max")
+    return ", ".join(roles)
+
+
+def ranks_table(found: coll.Profile) -> Markup:
+    columns = [("rank", lambda r: r), ("OL_i", lambda r: format_time(found.value(r))),
+               ("E_i", lambda r: format_time(found.e[r] if found.e else None)),
+               ("RTL_i", lambda r: format_time(found.rtl[r] if found.rtl else None))]
+    if any(value is not None for value in found.truth):
+        columns.append(("analytic truth", lambda r: format_time(found.truth[r])))
+    if found.fast and found.cheap:
+        columns.append(("cheap pass", lambda r: format_time(found.cheap[r])))
+    columns.append(("", lambda r: _rank_role(found, r)))
+    return table([name for name, _ in columns],
+                 [[cell(rank) for _, cell in columns] for rank in range(found.ranks)],
+                 ["warn" if rank in found.gap_bound and found.remedy is None else None
+                  for rank in range(found.ranks)])
+
+
+def _rsd(value: object) -> str:
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return "n/a" if number is None else f"{number:.1%}"
+
+
+def quality_table(run: Run) -> Markup:
+    """Every point: its estimate, the median of its block results with the confidence interval,
+    the RSD, the blocks and the time it took."""
+    limit = coll.rsd_limit(run)
+    rows, classes = [], []
+    for config, by_method in coll.series(run).items():
+        for method in coll.methods_present(by_method):
+            for ranks in sorted(by_method[method]):
+                point = by_method[method][ranks]
+                stats = point["stats"]
+                sample = stats.get("sample") if isinstance(stats.get("sample"), dict) else {}
+                rsd = stats.get("rsd")
+                rows.append([f"{config.op}/{config.algo}", method, ranks,
+                             format_time(coll.latency(point)), format_time(sample.get("median")),
+                             f"{format_time(sample.get('ci_lo'))} – "
+                             f"{format_time(sample.get('ci_hi'))}", _rsd(rsd),
+                             stats.get("blocks", "n/a"), sample.get("stop", "n/a"),
+                             format_time(stats.get("elapsed_ns"))])
+                noisy = isinstance(rsd, (int, float)) and rsd > limit
+                classes.append("warn" if noisy else None)
+    return table(["operation", "method", "ranks", "estimate", "median of blocks",
+                  "95% interval of the median", "RSD of blocks", "blocks", "stopped by",
+                  "time"], rows, classes)
+
+
+# --- the section ---------------------------------------------------------------------------------
+
+def _diagnosis_list(sentences: Sequence[str]) -> Markup:
+    if not sentences:
+        return element("p", "Nothing to report.")
+    return element("ul", join(
+        element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
+                else None) for s in sentences))
+
+
+def _methods_part(found: coll.Series) -> List[Part]:
+    names = coll.labels(found)
+    parts: List[Part] = [element("h3", "Methods compared"),
+                         to_plot(methods_figure(found), "methods", METHODS_CAPTION)]
+    for config, by_method in found.items():
+        parts += [element("h4", f"{names[config]}: latency estimates"),
+                  estimates_table(by_method)]
+    present = {method for by_method in found.values() for method in by_method}
+    parts.append(details("what each method measures", table(
+        ["method", "what it measures"],
+        [[method, METHOD_TEXTS[method]] for method in coll.ESTIMATES if method in present])))
+    return parts
+
+
+def _error_part(found: coll.Series) -> List[Part]:
+    figure = error_figure(found)
+    if figure is None:
+        return []
+    return [element("h3", "Error against the analytic truth"),
+            to_plot(figure, "error", ERROR_CAPTION)]
+
+
+def _profile_part(found: coll.Series) -> List[Part]:
+    names, slugs = coll.labels(found), coll.slugs(found)
+    parts: List[Part] = []
+    for config, by_method in found.items():
+        for ranks in sorted(by_method.get(coll.OLI, {})):
+            one = coll.profile(by_method[coll.OLI][ranks])
+            if all(value is None for value in one.ol):
+                continue
+            parts += [to_plot(profile_figure(one, names[config]),
+                              f"profile-{slugs[config]}-np{ranks}",
+                              profile_caption(one, names[config])),
+                      details(f"{names[config]} at {ranks} ranks: every rank's numbers",
+                              ranks_table(one))]
+    if not parts:
+        return []
+    return [element("h3", "Per-rank operation latency OL_i (oli)"),
+            element("p", "OL_i = E_i − RTL_i/2: E_i is the time per operation when rank i "
+                         "acknowledges each one to the root, RTL_i the round trip between the "
+                         "root and rank i. oli's estimate is the largest OL_i.")] + parts
+
+
+def render(run: Run) -> ReportSection:
+    found = coll.series(run)
+    if not found:
+        parts: List[Part] = [element("p", "This run holds no collective latency measurement.")]
+        sentences = coll.diagnose(run)
+        return ReportSection(TITLE, parts + ([_diagnosis_list(sentences)] if sentences else []))
+    parts = [element("h3", "Diagnosis"), _diagnosis_list(coll.diagnose(run))]
+    parts += _methods_part(found) + _error_part(found) + _profile_part(found)
+    parts += [element("h3", "Measurement"),
+              element("p", "Each point repeats blocks of operations until the relative standard "
+                           "deviation (RSD) of the block results is below "
+                           f"{coll.rsd_limit(run):.0%}, within the preset's limits on the "
+                           "number of blocks (seed 003: blocks of 100, 8 to 30 blocks, 3%). "
+                           "Rows past the RSD are marked."),
+              details("every point's repetitions", quality_table(run))]
+    return ReportSection(TITLE, parts)
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional["Figure"]:
+    """oli against the rank count for both runs, one panel per configuration in both."""
+    found_a, found_b = coll.series(run_a), coll.series(run_b)
+    shared = [config for config in found_a if config in found_b]
+    if not shared:
+        return None
+    names = coll.labels(shared)
+    figure = new_figure(_panel_size(len(shared)))
+    panels = _panels(figure, len(shared))
+    handles: Dict[str, object] = {}
+    for axes, config in zip(panels, shared):
+        values: List[float] = []
+        counts: set = set()
+        for found, style, label in ((found_a, "-", f"A: {labels[0]}"),
+                                    (found_b, "--", f"B: {labels[1]}")):
+            points = coll.curve(found[config].get(coll.OLI, {}))
+            if points:
+                xs, ys = zip(*points)
+                line, = axes.plot(xs, ys, linestyle=style, marker="o", color="black"
+                                  if style == "-" else "tab:red", label=label, gid=label[0])
+                handles.setdefault(label, line)
+                values += ys
+                counts |= set(xs)
+        _time_axis(axes, values)
+        _rank_axis(axes, sorted(counts))
+        axes.set_title(names[config], fontsize=9)
+        axes.set_xlabel("ranks", fontsize=8)
+        axes.set_ylabel("oli (max OL_i)", fontsize=8)
+        axes.tick_params(labelsize=SMALL_FONT)
+    _legend(panels, {label.replace("$", r"\$"): h for label, h in handles.items()})
+    return figure
+
+
+def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Markup]:
+    found_a, found_b = coll.series(run_a), coll.series(run_b)
+    shared = [config for config in found_a if config in found_b]
+    names = coll.labels(shared)
+    rows = []
+    for config in shared:
+        a = dict(coll.curve(found_a[config].get(coll.OLI, {})))
+        b = dict(coll.curve(found_b[config].get(coll.OLI, {})))
+        for ranks in sorted(set(a) | set(b)):
+            ratio = b[ranks] / a[ranks] if ranks in a and ranks in b and a[ranks] > 0 else None
+            rows.append([names[config], ranks, format_time(a.get(ranks)),
+                         format_time(b.get(ranks)), "n/a" if ratio is None else f"{ratio:.2f}"])
+    if not rows:
+        return None
+    return table(["operation", "ranks", f"A: {labels[0]}", f"B: {labels[1]}", "B / A"], rows)
+
+
+def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
+    figure = compare_figure(run_a, run_b, labels)
+    if figure is None:
+        return []
+    parts: List[Part] = [element("h3", "oli, A against B"),
+                         to_plot(figure, "oli", f"oli (max OL_i) against the number of ranks: A "
+                                                f"({labels[0]}) solid, B ({labels[1]}) dashed.")]
+    rows = compare_table(run_a, run_b, labels)
+    return parts + ([rows] if rows is not None else [])
