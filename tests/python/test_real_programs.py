@@ -190,7 +190,7 @@ def coll_runs(tmp_path_factory) -> dict:
         outdir = base / flavour
         done = run_cli("coll", "--mpi", flavour, "--np", "2,4", "--preset", "quick", "--op", "bcast",
                        "--algo", "library,linear,binomial", "--method", "oli,rounds,barrier,ack",
-                       "--hop-delay", "1ms", "--output", str(outdir), timeout=900)
+                       "--hop-delay", "1ms", "--wait", "sleep", "--output", str(outdir), timeout=900)
         runs[flavour] = (done, outdir)
     return runs
 
@@ -209,9 +209,15 @@ def test_coll_series_reads_back(coll_runs, flavour):
         for point in run.points:
             assert point["family"] == "coll" and point["params"]["np"] == ranks
             assert point["params"]["hop_delay_ns"] == HOP_NS and point["params"]["size_bytes"] == 256
-        # osu and imb come with the barrier method
+        # osu and imb come with the barrier method: the mean and the largest of its local times
         assert {point["params"]["method"] for point in run.points} == {
             "oli", "rounds", "barrier", "ack", "osu", "imb"}
+        for point in run.points:
+            local = point["stats"].get("per_rank_local_ns")
+            if point["params"]["method"] in ("osu", "imb"):
+                assert len(local) == ranks and point["params"]["from_method"] == "barrier"
+                expected = sum(local) / ranks if point["params"]["method"] == "osu" else max(local)
+                assert point["stats"]["latency_ns"] == pytest.approx(expected, rel=1e-6)
     found = coll.series(results.merge(runs))
     # The method's accuracy at every rank count is the C tests' to check (4 ranks share 2 cores
     # here); these are the numbers the Python side reads, and at 2 ranks the truth.
