@@ -230,8 +230,10 @@ def test_coll_series_reads_back(coll_runs, flavour):
             assert oli["argmax_rank"] in range(1, ranks)
             assert oli["latency_ns"] == max(v for v in oli["per_rank_ns"] if v is not None)
         oli = by_method["oli"][2]["stats"]
-        # against the truth at the delays really applied: a busy machine stretches them
-        assert abs(oli["latency_ns"] / oli["truth_actual_ns"] - 1) <= coll.AGREEMENT, (algo, oli)
+        # against the truth at the delays really applied (a busy machine stretches them); a 1 ms
+        # hop is short beside the sleeping waits' naps, so this read-back check allows 25%: the
+        # 10% goal is tests/mpi/test_coll_cli.sh's, with 5 ms hops
+        assert abs(oli["latency_ns"] / oli["truth_actual_ns"] - 1) <= 0.25, (algo, oli)
     linear = found[coll.Config("bcast", "linear", 256, HOP_NS)]
     # a chain broadcast from the roots in forward order pipelines: rounds clearly below oli
     assert coll.latency(linear["rounds"][4]) < 0.9 * coll.latency(linear["oli"][4])
