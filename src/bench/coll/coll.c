@@ -2,15 +2,14 @@
  * (oli) beside the usual methods, on the library's operation and on reference algorithms whose
  * latency is known under a hop delay (docs/coll.md, docs/methods/coll.md). This file holds the
  * options, the plan of points and the records. */
-#include <hwloc.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "coll.h"
+#include "node.h"
 
 #define OPS "bcast,reduce,allreduce"
 #define METHODS "sendlat,rounds,rounds-reverse,barrier,barrier-ring,barrier-dissem,ack,oli"
@@ -19,33 +18,11 @@
 
 /* ---- setup --------------------------------------------------------------------------------- */
 
-static int ranks_on_node(void)
-{
-    MPI_Comm node;
-    int local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &local);
-    MPI_Comm_free(&node);
-    return local;
-}
-
-static int node_pus(void)
-{
-    hwloc_topology_t topo;
-    int pus = 1;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0)
-            pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        hwloc_topology_destroy(topo);
-    }
-    return pus > 0 ? pus : 1;
-}
-
 /* --wait auto: sleep when this node has more ranks than processing units, since a rank spinning
  * in a wait then takes the core of a rank that has work (a hop to forward, a delay to count). */
 static void resolve_wait(coll_t *o)
 {
-    int local = ranks_on_node(), share = local > node_pus(), any_share;
+    int share = ml_node_ranks() > ml_node_pus(), any_share;
     MPI_Allreduce(&share, &any_share, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (strcmp(o->wait_name, "auto") == 0)
         o->wait = any_share ? WAIT_SLEEP : WAIT_SPIN;
@@ -73,7 +50,7 @@ static void check_options(coll_t *o)
 static void allocate_buffers(coll_t *o)
 {
     double need = 3.0 * (double)o->size;
-    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / ranks_on_node();
+    double have = ml_node_memory_per_rank();
     int too_big = need > have / 2, any;
     MPI_Allreduce(&too_big, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any)
@@ -299,15 +276,11 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
             value = s.median;
         if (record)
             write_method(o, pt, method, key, &r, actual_delay);
-        if (record && strcmp(method, "barrier") == 0) {
-            ml_program_progress(&o->prog, key);
-            write_local_time_methods(o, pt, &r, actual_delay);
-            coll_result_free(&r);
-            return value;
-        }
     }
     if (record)
         ml_program_progress(&o->prog, key);
+    if (record && rc == 0 && strcmp(method, "barrier") == 0)
+        write_local_time_methods(o, pt, &r, actual_delay);
     coll_result_free(&r);
     return value;
 }

@@ -245,13 +245,6 @@ static void full_target(coll_t *o, const coll_point_t *pt, target_ctx_t *t, int 
         record_target(out, i, res, 1);
 }
 
-/* Rank 0 decides; every rank learns the decision. */
-static int agree_int(coll_t *o, int value)
-{
-    MPI_Bcast(&value, 1, MPI_INT, 0, o->ctl);
-    return value;
-}
-
 /* --fast: the cheap pass (one block of M/10 operations per task, at least 2) and the choice of
  * the candidate, the task with the largest estimate. */
 static int cheap_candidate(coll_t *o, const coll_point_t *pt, target_ctx_t *t, coll_oli_t *out)
@@ -276,7 +269,7 @@ static int cheap_candidate(coll_t *o, const coll_point_t *pt, target_ctx_t *t, c
         }
         coll_result_free(&r);
     }
-    return agree_int(o, best);
+    return ml_program_agree(&o->prog, best);
 }
 
 static void fast_targets(coll_t *o, const coll_point_t *pt, target_ctx_t *t, coll_oli_t *out)
@@ -302,7 +295,7 @@ static void fast_targets(coll_t *o, const coll_point_t *pt, target_ctx_t *t, col
                         pick = i;
             }
         }
-        pick = agree_int(o, pick);
+        pick = ml_program_agree(&o->prog, pick);
         if (pick < 0)
             break;
         t->target = pick;
@@ -314,7 +307,7 @@ static void fast_targets(coll_t *o, const coll_point_t *pt, target_ctx_t *t, col
             exceeds = res.ol > AUDIT_MARGIN * out->ol[candidate];
             record_target(out, pick, &res, 0);
         }
-        if (agree_int(o, exceeds))
+        if (ml_program_agree(&o->prog, exceeds))
             full_target(o, pt, t, pick, out, &res);
     }
     ml_sample_free(&res.ol_blocks);
@@ -333,7 +326,7 @@ static void remedy_gap_bound(coll_t *o, const coll_point_t *pt, target_ctx_t *t,
             any |= out->gap_bound[i];
         }
     MPI_Bcast(out->gap_bound, np, MPI_INT, 0, o->ctl);
-    if (!agree_int(o, any))
+    if (!ml_program_agree(&o->prog, any))
         return;
     ml_offset_estimate(o->ctl, 1000, 100, &t->offset);
     coll_block_rule_t one = {1, 1, 1, 0};

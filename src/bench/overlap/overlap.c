@@ -3,14 +3,13 @@
  * The benchmark suite of seed 000 over message size x computation time, plus non-blocking
  * collectives, several pending requests, late receivers and a blocking control
  * (docs/overlap.md). This file holds options, the parameter space, memory and the map records. */
-#include <hwloc.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "node.h"
 #include "overlap.h"
 #include "series.h"
 #include "sync.h"
@@ -31,18 +30,6 @@ static const preset_t presets[] = {
     {"full", "1:16M", "1us:10ms", "2", "auto"},
 };
 
-static int hwloc_pus(void)
-{
-    hwloc_topology_t topo;
-    int pus = 1;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0)
-            pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        hwloc_topology_destroy(topo);
-    }
-    return pus > 0 ? pus : 1;
-}
-
 /* Options whose default depends on --preset (or on the machine) get it once --preset is known. */
 static void apply_presets(overlap_t *o)
 {
@@ -51,7 +38,7 @@ static void apply_presets(overlap_t *o)
         if (strcmp(presets[i].name, o->preset) == 0)
             p = &presets[i];
     char pus[16];
-    snprintf(pus, sizeof pus, "%d", hwloc_pus());
+    snprintf(pus, sizeof pus, "%d", ml_node_pus());
     ml_option_t *t = o->prog.options;
     if (ml_options_default_late(t, "sizes", p->sizes) || ml_options_default_late(t, "compute", p->compute) ||
         ml_options_default_late(t, "density", p->density) || ml_options_default_late(t, "reps", p->reps) ||
@@ -98,16 +85,6 @@ static size_t buffer_bytes(const overlap_t *o)
     return need > largest ? need : largest;
 }
 
-static double node_memory_per_rank(void)
-{
-    MPI_Comm node;
-    int local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &local);
-    MPI_Comm_free(&node);
-    return (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / local;
-}
-
 static void format_bytes(char *buf, size_t len, double bytes)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -124,7 +101,7 @@ static void format_bytes(char *buf, size_t len, double bytes)
 static void allocate_buffers(overlap_t *o)
 {
     o->buf_len = buffer_bytes(o);
-    double need = 2.0 * (double)o->buf_len, have = node_memory_per_rank();
+    double need = 2.0 * (double)o->buf_len, have = ml_node_memory_per_rank();
     int too_big = need > have / 2, any_too_big;
     MPI_Allreduce(&too_big, &any_too_big, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any_too_big) {
