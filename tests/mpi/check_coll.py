@@ -14,11 +14,10 @@ points = [r for r in records if r["type"] == "point"]
 np_ = meta["ranks"]
 errors = []
 
-# Within 10% of the truth, as the issue asks, where each rank has a core. With more ranks than
-# the 2 cores of the test machine a rank that should forward can lose its core for milliseconds,
-# beyond the hop-delay overshoot we account for: measured up to 12% over under Open MPI and 22%
-# under MPICH (ch4:ucx), so those runs are held to 25% (the closing note of issue 5 says so).
-TOLERANCE = 0.10 if np_ <= 2 else 0.25
+# Within 10% of the truth, as the issue asks, at every rank count (2 to 8 ranks on the 2 cores of
+# the test machine): oli's block values are medians of their operations, so the milliseconds a rank
+# loses when it shares a core do not reach the estimate (docs/methods/coll.md, "Repetition").
+TOLERANCE = 0.10
 
 
 def check(cond, what):
@@ -52,6 +51,12 @@ if "truth" in checks:
                                 f"({ms(s['truth_ns'])} at the nominal delay): {err:.0%} off")
         per_rank, truths = s["per_rank_ns"], s["per_rank_truth_ns"]
         check(len(per_rank) == np_, f"{name}: {len(per_rank)} per-rank values for {np_} ranks")
+        scale = actual / d
+        for i, (ol, t) in enumerate(zip(per_rank, truths)):
+            if ol is not None and t is not None:  # with --fast, ranks not measured have no OL
+                # a tenth of a hop on top: the root's own OL of a reduction is near 0
+                check(abs(ol - t * scale) <= TOLERANCE * t * scale + 0.1 * d,
+                      f"{name}: OL_{i} {ms(ol)}, truth {ms(t * scale)}")
         check(0 <= s["argmax_rank"] < np_, f"{name}: argmax_rank {s['argmax_rank']}")
         if p["op"] == "bcast":
             check(per_rank[0] is None, f"{name}: the root has an OL")

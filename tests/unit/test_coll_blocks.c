@@ -46,7 +46,12 @@ static void test_correction(void)
     /* an acknowledgement that arrives while the root still sends: E_i equals the gap */
     CHECK(coll_gap_bound(10000, 800, 10000));
     CHECK(coll_gap_bound(10150, 800, 10000));  /* less than a quarter of the round trip above */
-    CHECK(!coll_gap_bound(10400, 800, 10000)); /* clearly after the root's last send */
+    CHECK(coll_gap_bound(10400, 800, 10000));  /* within 5% of the gap: noise can do that */
+    CHECK(!coll_gap_bound(10600, 800, 10000)); /* clearly after the root's last send */
+    CHECK(coll_gap_bound(1005000, 40000, 1000000)); /* a quarter round trip above, still within 5% */
+    CHECK(!coll_gap_bound(1060000, 40000, 1000000));
+    CHECK(coll_gap_bound(1000, 800, 900));     /* for small gaps the round trip sets the margin */
+    CHECK(!coll_gap_bound(1200, 800, 900));
 }
 
 static void test_truth(void)

@@ -31,4 +31,7 @@ ml_stop_t coll_blocks_decide(const coll_block_rule_t *rule, const double *values
 
 double coll_ol(double e_ns, double rtl_ns) { return e_ns - rtl_ns / 2; }
 
-int coll_gap_bound(double e_ns, double rtl_ns, double gap_ns) { return e_ns < gap_ns + rtl_ns / 4; }
+int coll_gap_bound(double e_ns, double rtl_ns, double gap_ns)
+{
+    return e_ns < gap_ns + fmax(rtl_ns / 4, GAP_BOUND_SHARE * gap_ns);
+}

@@ -29,7 +29,10 @@ double coll_ol(double e_ns, double rtl_ns);
 
 /* Whether E_i may be bounded by the root's gap g_0 rather than by the path to i (seed §4): the
  * acknowledgement could then have arrived before the root finished its broadcast. E_i must
- * exceed g_0 by a quarter of the round trip to count as clear of it. */
+ * exceed g_0 by a quarter of the round trip, and by GAP_BOUND_SHARE of g_0, to count as clear of
+ * it: E_i and g_0 are measured apart, and on a busy machine their noise exceeds a round trip.
+ * A rank taken as gap-bound is only measured again by the remedy, which is right either way. */
+#define GAP_BOUND_SHARE 0.05
 int coll_gap_bound(double e_ns, double rtl_ns, double gap_ns);
 
 #endif

@@ -30,6 +30,12 @@
 #include "clock.h"
 #include "coll.h"
 
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* An audited task above the candidate by more than this is measured in full. */
 #define AUDIT_MARGIN 1.05
 /* Settling pause: this many times an operation with every task acknowledging. */
@@ -49,15 +55,24 @@ static char ack_byte;
 
 /* ---- one block -------------------------------------------------------------------------- */
 
+/* A block's value: the median of its operations' times, not their mean. On a shared machine a
+ * rank that loses its core, or a sleep that overshoots, lengthens a few operations by
+ * milliseconds; the median leaves them out where the mean would spread them over the block. */
+static double block_median(double *times, long n)
+{
+    qsort(times, (size_t)n, sizeof *times, compare_doubles);
+    return ml_quantile_sorted(times, (size_t)n, 0.5);
+}
+
 static double rtl_block(coll_t *o, const target_ctx_t *t)
 {
     int i = t->target, rank = o->prog.rank;
     if (i == 0)
         return 0;
+    double *times = malloc((size_t)t->iterations * sizeof *times);
     int64_t t1 = 0;
-    for (long x = 0; x <= t->iterations; x++) {
-        if (x == 1) /* the first primes the block: i may leave the barrier late */
-            t1 = ml_clock_ns();
+    for (long x = 0; x <= t->iterations; x++) { /* the first primes the block: i may leave the barrier late */
+        int64_t t0 = ml_clock_ns();
         if (rank == 0) {
             coll_send(o, &ack_byte, 0, i, TAG_PING, o->ctl);
             coll_recv(o, &ack_byte, 0, i, TAG_PING, o->ctl, NULL);
@@ -65,25 +80,36 @@ static double rtl_block(coll_t *o, const target_ctx_t *t)
             coll_recv(o, &ack_byte, 0, 0, TAG_PING, o->ctl, NULL);
             coll_send(o, &ack_byte, 0, 0, TAG_PING, o->ctl);
         }
+        t1 = ml_clock_ns();
+        if (x > 0)
+            times[x - 1] = (double)(t1 - t0);
     }
-    return (double)(ml_clock_ns() - t1) / (double)t->iterations;
+    double m = block_median(times, t->iterations);
+    free(times);
+    return m;
 }
 
-/* Seed figure 9: one priming operation, then M timed back to back. */
+/* Seed figure 9: one priming operation, then M back to back; each operation is timed from the
+ * previous acknowledgement to its own. */
 static double bcast_block(coll_t *o, const coll_point_t *pt, const target_ctx_t *t)
 {
     int i = t->target, rank = o->prog.rank;
-    int64_t t1 = 0;
+    double *times = malloc((size_t)t->iterations * sizeof *times);
+    int64_t t0 = ml_clock_ns();
     for (long x = 0; x <= t->iterations; x++) {
-        if (x == 1)
-            t1 = ml_clock_ns();
         coll_run(o, pt, 0);
         if (rank == 0)
             coll_recv(o, &ack_byte, 0, i, TAG_ACK, o->ctl, NULL);
         else if (rank == i)
             coll_send(o, &ack_byte, 0, 0, TAG_ACK, o->ctl);
+        int64_t t1 = ml_clock_ns();
+        if (x > 0)
+            times[x - 1] = (double)(t1 - t0);
+        t0 = t1;
     }
-    return (double)(ml_clock_ns() - t1) / (double)t->iterations;
+    double m = block_median(times, t->iterations);
+    free(times);
+    return m;
 }
 
 /* One gated operation, timed by the root from its go (reduce) or its entry (allreduce) to the
@@ -132,13 +158,15 @@ static int64_t stamped_operation(coll_t *o, const coll_point_t *pt, const target
 static double one_at_a_time_block(coll_t *o, const coll_point_t *pt, const target_ctx_t *t,
                                   int64_t (*operation)(coll_t *, const coll_point_t *, const target_ctx_t *))
 {
-    double sum = 0;
+    double *times = malloc((size_t)t->iterations * sizeof *times);
     for (long x = 0; x <= t->iterations; x++) {
         int64_t d = operation(o, pt, t);
         if (x > 0) /* the first primes the block */
-            sum += (double)d;
+            times[x - 1] = (double)d;
     }
-    return sum / (double)t->iterations;
+    double m = block_median(times, t->iterations);
+    free(times);
+    return m;
 }
 
 static double target_block(coll_t *o, const coll_point_t *pt, void *ctx)
@@ -195,12 +223,15 @@ static void measure_target(coll_t *o, const coll_point_t *pt, target_ctx_t *t, c
 static int first_target(const coll_point_t *pt) { return pt->op == OP_BCAST ? 1 : 0; }
 
 /* Root's median time of an operation followed by every task's acknowledgement, times the
- * factor: by then whatever the operation set in motion has finished. */
+ * factor: by then whatever the operation set in motion has finished. Each try starts from a
+ * barrier: back to back, operations would pipeline (a chain reduction delivers one result per
+ * hop), and the pause would come out shorter than one operation. */
 static double settle_time(coll_t *o, const coll_point_t *pt)
 {
     enum { TRIES = 5 };
     double times[TRIES];
     for (int x = 0; x <= TRIES; x++) {
+        coll_barrier_dissemination(o);
         int64_t t0 = ml_clock_ns();
         coll_run(o, pt, 0);
         if (o->prog.rank == 0)
