@@ -14,12 +14,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int users;
 static int comm_keyval = MPI_KEYVAL_INVALID, win_keyval = MPI_KEYVAL_INVALID;
 
-void *ml_next_symbol(const char *name, void *fallback)
-{
-    void *next = dlsym(RTLD_NEXT, name);
-    return next ? next : fallback;
-}
-
 /* ---- rank translation ------------------------------------------------------------------------ */
 
 /* World ranks of a group, indexed by rank in the group; cached as an attribute. */

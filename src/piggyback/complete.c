@@ -1,0 +1,313 @@
+/* Completion: Wait, Test and their any/some/all forms, Request_get_status, Start, Startall,
+ * Cancel, Request_free. The layer's records are looked up before MPI completes the requests
+ * (it then nulls the handles), and the layer's part is done after: unpack, pair, consume, and
+ * the status corrected to count the payload only. The user's statuses may be
+ * MPI_STATUS(ES)_IGNORE: the layer then passes real ones down. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+
+int ml_pb_send_start(ml_req_t *r);
+
+void ml_pb_complete(ml_req_t *r, MPI_Status *status)
+{
+    if (!r->finished) {
+        if (r->kind == REQ_SEND) {
+            int cancelled = 0;
+            PMPI_Test_cancelled(status, &cancelled);
+            if (cancelled && ml_pb.method->mechanism == PB_SEPARATE && ml_pb.size)
+                ml_pb_fail("a send was cancelled, but its piggyback message is on its way: the separate "
+                           "method cannot take it back (cancelling sends is deprecated since MPI 4.0)");
+        } else if (ml_pb.method->mechanism == PB_SEPARATE) {
+            ml_pb_separate_completed(r, r->comm, status);
+        } else {
+            ml_pb_recv_finish(r, status);
+        }
+    }
+    r->finished = 0;
+    if (r->persistent) {
+        r->active = 0;
+        return;
+    }
+    ml_req_remove(r);
+    ml_req_free(r);
+}
+
+/* Whether the layer has work when `r`'s MPI request completes. */
+static int has_work(const ml_req_t *r) { return r && r->active; }
+
+/* ---- requests the user freed while active -------------------------------------------------------- */
+
+static ml_req_t **zombies;
+static size_t n_zombies, zombies_room;
+
+void ml_pb_zombie_add(ml_req_t *r)
+{
+    if (n_zombies == zombies_room) {
+        zombies_room = zombies_room ? 2 * zombies_room : 16;
+        zombies = realloc(zombies, zombies_room * sizeof *zombies);
+        if (!zombies)
+            ml_pb_fail("out of memory for freed requests");
+    }
+    ml_req_remove(r); /* MPI may give its handle to a new request */
+    zombies[n_zombies++] = r;
+}
+
+void ml_pb_zombies_poll(int wait)
+{
+    for (size_t i = 0; i < n_zombies;) {
+        ml_req_t *r = zombies[i];
+        MPI_Status status;
+        int done = 1, persistent = r->persistent;
+        if (wait)
+            PMPI_Wait(&r->handle, &status);
+        else
+            PMPI_Test(&r->handle, &done, &status);
+        if (!done) {
+            i++;
+            continue;
+        }
+        if (persistent) /* completing left it inactive: the user's free takes effect now */
+            PMPI_Request_free(&r->handle);
+        r->persistent = 0;
+        ml_pb_complete(r, &status);
+        zombies[i] = zombies[--n_zombies];
+    }
+}
+
+/* What completion calls also look after: freed requests, pb messages in flight. */
+static void poll_zombies(void)
+{
+    if (n_zombies)
+        ml_pb_zombies_poll(0);
+    if (ml_pb.method->mechanism == PB_SEPARATE)
+        ml_pb_separate_poll(0);
+}
+
+/* ---- single requests ----------------------------------------------------------------------------- */
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    poll_zombies();
+    ml_req_t *r = ml_req_find(*request);
+    if (!has_work(r))
+        return ML_NEXT(MPI_Wait)(request, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Wait)(request, st);
+    if (rc == MPI_SUCCESS)
+        ml_pb_complete(r, st);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    poll_zombies();
+    ml_req_t *r = ml_req_find(*request);
+    if (!has_work(r))
+        return ML_NEXT(MPI_Test)(request, flag, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Test)(request, flag, st);
+    if (rc == MPI_SUCCESS && *flag)
+        ml_pb_complete(r, st);
+    return rc;
+}
+
+/* The request stays the user's: the layer does its part now (the data must be in the user's
+ * buffer when the user sees the flag), and not again at the Wait or Test that frees it. */
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    ml_req_t *r = ml_req_find(request);
+    if (!has_work(r) || r->finished)
+        return ML_NEXT(MPI_Request_get_status)(request, flag, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Request_get_status)(request, flag, st);
+    if (rc == MPI_SUCCESS && *flag && r->kind == REQ_RECV) {
+        if (ml_pb.method->mechanism == PB_SEPARATE)
+            ml_pb_separate_completed(r, r->comm, st);
+        else
+            ml_pb_recv_finish(r, st);
+        r->finished = 1;
+    }
+    return rc;
+}
+
+/* ---- arrays ---------------------------------------------------------------------------------------
+ * The records of an array of requests, found before MPI completes them; NULL when none has work. */
+
+typedef struct {
+    ml_req_t **records;
+    MPI_Status *statuses; /* the user's, or the layer's own */
+    ml_req_t *records_small[32];
+    MPI_Status statuses_small[32];
+} snapshot_t;
+
+static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Status *user_statuses)
+{
+    poll_zombies();
+    s->records = (size_t)n <= 32 ? s->records_small : malloc((size_t)n * sizeof *s->records);
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        ml_req_t *r = ml_req_find(requests[i]);
+        /* MPICH gives sends it completed at once one shared handle: one record, completed once */
+        s->records[i] = has_work(r) && !r->in_snapshot ? r : NULL;
+        if (s->records[i])
+            r->in_snapshot = any = 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (s->records[i])
+            s->records[i]->in_snapshot = 0;
+    if (!any) {
+        if (s->records != s->records_small)
+            free(s->records);
+        return 0;
+    }
+    s->statuses = user_statuses != MPI_STATUSES_IGNORE ? user_statuses
+                  : (size_t)n <= 32                    ? s->statuses_small
+                                                       : malloc((size_t)n * sizeof *s->statuses);
+    return 1;
+}
+
+static void snapshot_free(snapshot_t *s, const MPI_Status *user_statuses)
+{
+    if (s->records != s->records_small)
+        free(s->records);
+    if (s->statuses != user_statuses && s->statuses != s->statuses_small)
+        free(s->statuses);
+}
+
+/* Completes the layer's part of the entries of `done` (count n, or every entry when done is NULL). */
+static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
+{
+    for (int k = 0; k < n; k++) {
+        int i = done ? done[k] : k;
+        MPI_Status *st = &s->statuses[done ? k : i];
+        if (s->records[i] && (rc == MPI_SUCCESS || st->MPI_ERROR == MPI_SUCCESS))
+            ml_pb_complete(s->records[i], st);
+    }
+}
+
+int MPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, statuses))
+        return ML_NEXT(MPI_Waitall)(n, requests, statuses);
+    int rc = ML_NEXT(MPI_Waitall)(n, requests, s.statuses);
+    complete_entries(&s, rc, n, NULL);
+    snapshot_free(&s, statuses);
+    return rc;
+}
+
+int MPI_Testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, statuses))
+        return ML_NEXT(MPI_Testall)(n, requests, flag, statuses);
+    int rc = ML_NEXT(MPI_Testall)(n, requests, flag, s.statuses);
+    if (*flag)
+        complete_entries(&s, rc, n, NULL);
+    snapshot_free(&s, statuses);
+    return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
+        return ML_NEXT(MPI_Waitany)(n, requests, index, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Waitany)(n, requests, index, st);
+    if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && s.records[*index])
+        ml_pb_complete(s.records[*index], st);
+    snapshot_free(&s, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+int MPI_Testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
+        return ML_NEXT(MPI_Testany)(n, requests, index, flag, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Testany)(n, requests, index, flag, st);
+    if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && s.records[*index])
+        ml_pb_complete(s.records[*index], st);
+    snapshot_free(&s, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, statuses))
+        return ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, statuses);
+    int rc = ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, s.statuses);
+    if (*outcount != MPI_UNDEFINED)
+        complete_entries(&s, rc, *outcount, indices);
+    snapshot_free(&s, statuses);
+    return rc;
+}
+
+int MPI_Testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    snapshot_t s;
+    if (!snapshot(&s, n, requests, statuses))
+        return ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, statuses);
+    int rc = ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, s.statuses);
+    if (*outcount != MPI_UNDEFINED)
+        complete_entries(&s, rc, *outcount, indices);
+    snapshot_free(&s, statuses);
+    return rc;
+}
+
+/* ---- persistent requests, cancel, free ------------------------------------------------------------ */
+
+/* The layer's part of starting a persistent request: the pb taken now (seed's anchors took it at
+ * *_init, a stale value), a receive joins the pairing order now. */
+static int start_one(MPI_Request request)
+{
+    ml_req_t *r = ml_req_find(request);
+    if (!r)
+        return MPI_SUCCESS;
+    int rc = r->kind == REQ_SEND ? ml_pb_send_start(r) : MPI_SUCCESS;
+    if (r->kind == REQ_RECV)
+        ml_pb_separate_posted(r);
+    r->active = 1;
+    return rc;
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    int rc = start_one(*request);
+    return rc == MPI_SUCCESS ? ML_NEXT(MPI_Start)(request) : rc;
+}
+
+int MPI_Startall(int n, MPI_Request requests[])
+{
+    for (int i = 0; i < n; i++) {
+        int rc = start_one(requests[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return ML_NEXT(MPI_Startall)(n, requests);
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    ml_req_t *r = ml_req_find(*request);
+    if (!r)
+        return ML_NEXT(MPI_Request_free)(request);
+    if (r->active) { /* MPI would free it when complete; the layer still has its part to do */
+        ml_pb_zombie_add(r);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
+    ml_req_remove(r);
+    ml_req_free(r);
+    return ML_NEXT(MPI_Request_free)(request);
+}

@@ -1,0 +1,162 @@
+/* The layer's configuration: the tool API's setters, the environment, and the check at MPI_Init
+ * that every rank runs the same method with the same pb size (a mismatch would corrupt user
+ * messages silently, so it aborts with the reason instead). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+
+static const ml_pb_method_t methods[] = {
+    {"pack-before", PB_PACK, PB_BEFORE, 0},
+    {"pack-after", PB_PACK, PB_AFTER, 0},
+    {"datatype-before", PB_DATATYPE, PB_BEFORE, 0},
+    {"datatype-after", PB_DATATYPE, PB_AFTER, 0},
+    {"separate", PB_SEPARATE, PB_BEFORE, 0},
+    {"auto", PB_PACK, PB_BEFORE, 1},
+};
+#define N_METHODS (sizeof methods / sizeof methods[0])
+#define METHOD_NAMES "pack-before, pack-after, datatype-before, datatype-after, separate, auto"
+
+/* auto without measured thresholds: every payload packed below 4 KiB, a struct type from there
+ * on (docs/piggyback.md, "auto"). */
+#define AUTO_DEFAULT_FROM 4096
+
+ml_pb_t ml_pb = {&methods[2], 4, 0, 0, NULL, NULL, NULL, AUTO_DEFAULT_FROM, AUTO_DEFAULT_FROM};
+
+static int world_rank(void)
+{
+    int initialized = 0, finalized = 0, rank = 0;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (initialized && !finalized)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+void ml_pb_say(int once, const char *fmt, ...)
+{
+    if (once && world_rank() != 0)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "libmpilens-piggyback: %s\n", line);
+}
+
+void ml_pb_fail(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "libmpilens-piggyback: rank %d: %s\n", world_rank(), line);
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    abort();
+}
+
+static const ml_pb_method_t *method_named(const char *name)
+{
+    for (size_t i = 0; i < N_METHODS; i++)
+        if (strcmp(methods[i].name, name) == 0)
+            return &methods[i];
+    return NULL;
+}
+
+/* ---- the tool API -------------------------------------------------------------------------- */
+
+mpilens_pb_status_t mpilens_pb_set_handlers(mpilens_pb_producer_t producer, mpilens_pb_consumer_t consumer,
+                                            void *context)
+{
+    ml_pb.producer = producer;
+    ml_pb.consumer = consumer;
+    ml_pb.context = context;
+    return MPILENS_PB_OK;
+}
+
+mpilens_pb_status_t mpilens_pb_set_size(size_t bytes)
+{
+    if (bytes > MPILENS_PB_MAX_SIZE)
+        return MPILENS_PB_ERR_ARG;
+    if (ml_pb.frozen)
+        return MPILENS_PB_ERR_STATE;
+    ml_pb.size = bytes;
+    return MPILENS_PB_OK;
+}
+
+mpilens_pb_status_t mpilens_pb_set_method(const char *name)
+{
+    const ml_pb_method_t *m = name ? method_named(name) : NULL;
+    if (!m)
+        return MPILENS_PB_ERR_ARG;
+    if (ml_pb.frozen)
+        return MPILENS_PB_ERR_STATE;
+    ml_pb.method = m;
+    return MPILENS_PB_OK;
+}
+
+size_t mpilens_pb_size(void) { return ml_pb.size; }
+
+const char *mpilens_pb_method(void) { return ml_pb.method->name; }
+
+const char *mpilens_pb_status_string(mpilens_pb_status_t status)
+{
+    switch (status) {
+    case MPILENS_PB_OK:
+        return "success";
+    case MPILENS_PB_ERR_ARG:
+        return "invalid argument";
+    case MPILENS_PB_ERR_STATE:
+        return "too late: MPI_Init has fixed the piggyback size and method";
+    }
+    return "unknown status";
+}
+
+/* ---- environment and agreement ---------------------------------------------------------------- */
+
+static size_t parse_size(const char *name, const char *text, size_t max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 0 || (unsigned long long)v > max)
+        ml_pb_fail("invalid value \"%s\" for %s: expected a number of bytes from 0 to %zu", text, name, max);
+    return (size_t)v;
+}
+
+static void read_environment(void)
+{
+    const char *method = getenv("MPILENS_PB_METHOD");
+    if (method && *method) {
+        ml_pb.method = method_named(method);
+        if (!ml_pb.method)
+            ml_pb_fail("unknown method \"%s\" in MPILENS_PB_METHOD: expected one of %s", method, METHOD_NAMES);
+    }
+    const char *size = getenv("MPILENS_PB_SIZE");
+    if (size && *size)
+        ml_pb.size = parse_size("MPILENS_PB_SIZE", size, MPILENS_PB_MAX_SIZE);
+    const char *from = getenv("MPILENS_PB_AUTO_DATATYPE_FROM");
+    if (from && *from)
+        ml_pb.auto_send_datatype_from = ml_pb.auto_recv_datatype_from =
+            parse_size("MPILENS_PB_AUTO_DATATYPE_FROM", from, (size_t)1 << 40);
+}
+
+void ml_pb_configure(MPI_Comm world)
+{
+    read_environment();
+    ml_pb.frozen = 1;
+    /* every rank must run the same method with the same size */
+    unsigned long mine[2] = {(unsigned long)(ml_pb.method - methods), (unsigned long)ml_pb.size}, low[2], high[2];
+    PMPI_Allreduce(mine, low, 2, MPI_UNSIGNED_LONG, MPI_MIN, world);
+    PMPI_Allreduce(mine, high, 2, MPI_UNSIGNED_LONG, MPI_MAX, world);
+    if (low[0] != high[0] || low[1] != high[1])
+        ml_pb_fail("ranks disagree on the piggyback method or size (this rank: %s, %zu bytes); set "
+                   "MPILENS_PB_METHOD and MPILENS_PB_SIZE the same for every rank",
+                   ml_pb.method->name, ml_pb.size);
+}

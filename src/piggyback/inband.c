@@ -1,0 +1,227 @@
+/* The in-band methods: pb and payload in one message (seed 001, §2.1 pack and §2.2 datatypes).
+ *
+ * Wire format: P pb bytes then the payload ("before"), or the payload then P pb bytes ("after").
+ * A sender builds it either by packing both into a pooled staging buffer (sent as MPI_PACKED) or
+ * with a struct datatype of absolute addresses from MPI_BOTTOM (no copy). A receiver takes it
+ * either into a staging buffer sized with MPI_Pack_size, received as MPI_PACKED (which matches
+ * any message) and unpacked, or, when the pb comes first, straight into a struct type. Where the
+ * pb comes last a struct receive would be wrong for a message shorter than the receive: its pb
+ * would land in the user's buffer; so "after" always receives through staging. */
+#include <string.h>
+
+#include "pb.h"
+
+size_t ml_pb_payload_bytes(int count, MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    PMPI_Type_size_x(type, &size);
+    return (size_t)size * (size_t)(count > 0 ? count : 0);
+}
+
+void ml_pb_produce(unsigned char *pb, int dest, int tag, MPI_Comm comm, size_t payload_bytes)
+{
+    if (!ml_pb.size)
+        return;
+    if (ml_pb.producer)
+        ml_pb.producer(pb, ml_pb.size, dest, tag, comm, payload_bytes, ml_pb.context);
+    else
+        memset(pb, 0, ml_pb.size);
+}
+
+void ml_pb_consume(const unsigned char *pb, int source, int tag, MPI_Comm comm, size_t payload_bytes)
+{
+    if (ml_pb.consumer)
+        ml_pb.consumer(pb, ml_pb.size, source, tag, comm, payload_bytes, ml_pb.context);
+}
+
+int ml_pb_send_staged(size_t payload_bytes)
+{
+    if (ml_pb.method->automatic)
+        return payload_bytes < ml_pb.auto_send_datatype_from;
+    return ml_pb.method->mechanism == PB_PACK;
+}
+
+int ml_pb_recv_staged(size_t payload_bytes)
+{
+    if (ml_pb.method->place == PB_AFTER)
+        return 1;
+    if (ml_pb.method->automatic)
+        return payload_bytes < ml_pb.auto_recv_datatype_from;
+    return ml_pb.method->mechanism == PB_PACK;
+}
+
+/* A struct type joining the pb bytes and the user's payload, at absolute addresses. */
+static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_Datatype type, MPI_Datatype *out)
+{
+    MPI_Aint pb_at, buf_at;
+    PMPI_Get_address(pb, &pb_at);
+    PMPI_Get_address(buf, &buf_at);
+    int before = ml_pb.method->place == PB_BEFORE;
+    int lengths[2] = {before ? (int)ml_pb.size : count, before ? count : (int)ml_pb.size};
+    MPI_Aint displacements[2] = {before ? pb_at : buf_at, before ? buf_at : pb_at};
+    MPI_Datatype types[2] = {before ? MPI_BYTE : type, before ? type : MPI_BYTE};
+    int rc = PMPI_Type_create_struct(2, lengths, displacements, types, out);
+    return rc == MPI_SUCCESS ? PMPI_Type_commit(out) : rc;
+}
+
+/* MPI_Pack and MPI_Unpack of a payload at MPI_BOTTOM (absolute addresses): MPICH refuses a null
+ * buffer (pmodels/mpich#6410), so the same bytes are described from a non-null base with the
+ * displacement shifted back. The type is freed by the caller when it is not the user's. */
+static char bottom_base;
+
+static void payload_view(const ml_req_t *r, void **buf, int *count, MPI_Datatype *type)
+{
+    *buf = r->buf;
+    *count = r->count;
+    *type = r->type;
+    if (r->buf != MPI_BOTTOM)
+        return;
+    MPI_Aint base;
+    PMPI_Get_address(&bottom_base, &base);
+    MPI_Aint displacement = -base;
+    PMPI_Type_create_struct(1, &r->count, &displacement, &r->type, type);
+    PMPI_Type_commit(type);
+    *buf = &bottom_base;
+    *count = 1;
+}
+
+static void payload_view_free(const ml_req_t *r, MPI_Datatype *type)
+{
+    if (*type != r->type)
+        PMPI_Type_free(type);
+}
+
+/* Packs pb and payload into r's staging buffer, in wire order; returns the bytes used. */
+static int pack_message(ml_req_t *r, int *used)
+{
+    int position = 0, rc;
+    if (ml_pb.method->place == PB_BEFORE) {
+        memcpy(r->staging, r->pb, ml_pb.size);
+        position = (int)ml_pb.size;
+    }
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    payload_view(r, &buf, &count, &type);
+    rc = PMPI_Pack(buf, count, type, r->staging, (int)r->staging_size, &position, r->comm);
+    payload_view_free(r, &type);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (ml_pb.method->place == PB_AFTER) {
+        memcpy((unsigned char *)r->staging + position, r->pb, ml_pb.size);
+        position += (int)ml_pb.size;
+    }
+    *used = position;
+    return MPI_SUCCESS;
+}
+
+int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
+{
+    size_t payload = ml_pb_payload_bytes(r->count, r->type);
+    r->pb = ml_pb_buffer_get(ml_pb.size);
+    if (!r->persistent)
+        ml_pb_produce(r->pb, r->peer, r->tag, r->comm, payload);
+    r->staged = r->staged || ml_pb_send_staged(payload);
+    if (!r->staged) {
+        *wire_buf = MPI_BOTTOM;
+        *wire_count = 1;
+        return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
+    }
+    int packed = 0, rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    r->staging_size = (size_t)packed + ml_pb.size;
+    r->staging = ml_pb_buffer_get(r->staging_size);
+    *wire_buf = r->staging;
+    *wire_type = MPI_PACKED;
+    return pack_message(r, wire_count);
+}
+
+int ml_pb_send_restart(ml_req_t *r)
+{
+    ml_pb_produce(r->pb, r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type));
+    int used;
+    return r->staged ? pack_message(r, &used) : MPI_SUCCESS;
+}
+
+int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
+{
+    r->staged = r->staged || ml_pb_recv_staged(ml_pb_payload_bytes(r->count, r->type));
+    if (!r->staged) {
+        r->pb = ml_pb_buffer_get(ml_pb.size);
+        *wire_buf = MPI_BOTTOM;
+        *wire_count = 1;
+        return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
+    }
+    int packed = 0, rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    r->staging_size = (size_t)packed + ml_pb.size;
+    r->staging = ml_pb_buffer_get(r->staging_size);
+    *wire_buf = r->staging;
+    *wire_count = (int)r->staging_size;
+    *wire_type = MPI_PACKED;
+    return MPI_SUCCESS;
+}
+
+static size_t received_bytes(const MPI_Status *status)
+{
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    if (bytes < (MPI_Count)ml_pb.size)
+        ml_pb_fail("a message of %lld bytes from rank %d (tag %d) carries no piggyback: does every rank "
+                   "run the layer with the same method?",
+                   (long long)bytes, status->MPI_SOURCE, status->MPI_TAG);
+    return (size_t)bytes;
+}
+
+/* Unpacks a staged message into the user's buffer; returns the payload's bytes. */
+static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb)
+{
+    size_t payload = total - ml_pb.size;
+    int before = ml_pb.method->place == PB_BEFORE;
+    *pb = (const unsigned char *)r->staging + (before ? 0 : payload);
+    MPI_Count element = 0;
+    PMPI_Type_size_x(r->type, &element);
+    if (payload && (!element || payload % (size_t)element))
+        ml_pb_fail("a message of %zu payload bytes is not a whole number of %lld-byte elements of the "
+                   "receive's datatype; methods that pack cannot split an element",
+                   payload, (long long)element);
+    int position = before ? (int)ml_pb.size : 0;
+    int n = payload ? (int)(payload / (size_t)element) : 0;
+    if (n > 0) {
+        ml_req_t whole = *r;
+        whole.count = n;
+        void *buf;
+        int count;
+        MPI_Datatype type;
+        payload_view(&whole, &buf, &count, &type);
+        PMPI_Unpack(r->staging, (int)total, &position, buf, count, type, r->comm);
+        payload_view_free(&whole, &type);
+    }
+    return payload;
+}
+
+int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status)
+{
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (cancelled || status->MPI_SOURCE == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    size_t total = received_bytes(status), payload;
+    const unsigned char *pb = r->pb;
+    if (r->staged)
+        payload = unpack_message(r, total, &pb);
+    else
+        payload = total - ml_pb.size;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)payload);
+    ml_pb_consume(pb, status->MPI_SOURCE, status->MPI_TAG, r->comm, payload);
+    return MPI_SUCCESS;
+}
+
+void ml_pb_probe_fix(MPI_Status *status)
+{
+    if (ml_pb.method->mechanism == PB_SEPARATE || status->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)(received_bytes(status) - ml_pb.size));
+}

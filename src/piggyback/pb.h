@@ -1,0 +1,173 @@
+/* Inside libmpilens-piggyback (docs/piggyback.md is the contract, docs/methods/piggyback.md the
+ * design).
+ *
+ * Wire format. The in-band methods (pack, datatype) send one message holding the pb bytes and the
+ * payload, pb first ("before") or last ("after"); on a homogeneous machine the bytes on the wire
+ * are the same whichever of the two built them, so a receiver may take either apart: a struct
+ * datatype (zero copy) where the pb comes first, a staging buffer received as MPI_PACKED (which
+ * may receive any message) and unpacked where it comes last, since a message shorter than the
+ * receive would otherwise drop its pb into the user's buffer. The separate method sends the pb
+ * as a message of its own on a shadow communicator, paired with its payload in matching order
+ * (separate.c).
+ *
+ * Requests. Every request the layer makes for a user's call is recorded under the handle the
+ * user holds (requests.c); completion wrappers look the records up before the MPI library
+ * completes (and nulls) the handles, then finish what the method needs: unpack, hand the pb to
+ * the consumer, correct the status so that it counts the payload only. */
+#ifndef MPILENS_PB_INTERNAL_H
+#define MPILENS_PB_INTERNAL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "mpilens/piggyback.h"
+#include "next.h"
+
+typedef enum { PB_PACK, PB_DATATYPE, PB_SEPARATE } ml_pb_mechanism_t;
+typedef enum { PB_BEFORE, PB_AFTER } ml_pb_place_t;
+
+typedef struct {
+    const char *name;
+    ml_pb_mechanism_t mechanism; /* for auto: the one used below the thresholds */
+    ml_pb_place_t place;
+    int automatic;
+} ml_pb_method_t;
+
+typedef struct {
+    const ml_pb_method_t *method;
+    size_t size;
+    int frozen;        /* MPI_Init fixed size and method */
+    int active;        /* between MPI_Init and MPI_Finalize: messages carry pb */
+    mpilens_pb_producer_t producer;
+    mpilens_pb_consumer_t consumer;
+    void *context;
+    /* auto: payloads of at least this many bytes are sent with a struct datatype, smaller ones
+     * packed; received with a struct datatype from this posted size on (docs/piggyback.md) */
+    size_t auto_send_datatype_from, auto_recv_datatype_from;
+} ml_pb_t;
+
+extern ml_pb_t ml_pb;
+
+/* ---- configuration (config.c) ---------------------------------------------------------------- */
+
+/* Reads the environment and checks that every rank agrees; aborts with the reason otherwise. */
+void ml_pb_configure(MPI_Comm world);
+/* Prints one line on stderr, prefixed with the library's name (rank 0 only if `once`). */
+void ml_pb_say(int once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the reason and aborts the job: the defined outcome of an unusable configuration. */
+void ml_pb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* ---- built-in drivers (drivers.c) ------------------------------------------------------------- */
+
+/* Installs the driver named by MPILENS_PB_DRIVER unless a tool installed handlers. */
+void ml_pb_drivers_init(MPI_Comm world);
+/* The check driver's report (errors counted at every rank), printed by rank 0. */
+void ml_pb_drivers_finalize(MPI_Comm world);
+
+/* ---- requests (requests.c) -------------------------------------------------------------------- */
+
+typedef enum { REQ_SEND, REQ_RECV } ml_req_kind_t;
+
+typedef struct ml_req ml_req_t;
+struct ml_req {
+    MPI_Request handle;     /* what the user holds */
+    ml_req_kind_t kind;
+    int persistent, active;
+    int finished;           /* the layer's part is done (MPI_Request_get_status saw it complete) */
+    int in_snapshot;        /* already in the array being completed (MPICH's shared handles) */
+    /* the user's view of the operation */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer, tag;          /* receive: the pattern (may be wildcards) */
+    MPI_Comm comm;
+    int send_mode;          /* persistent send: which *_init made it */
+    /* in-band */
+    int staged;             /* the message went through `staging` (packed) */
+    void *staging;
+    size_t staging_size;
+    unsigned char *pb;      /* the pb bytes of this message */
+    MPI_Datatype wire_type; /* persistent struct types, freed with the request */
+    /* separate */
+    ml_req_t *pending_prev, *pending_next;
+    int pending;            /* on its communicator's list of receives not yet paired */
+};
+
+ml_req_t *ml_req_new(ml_req_kind_t kind);
+/* Records `r` under r->handle (set by the caller after the MPI call). */
+void ml_req_insert(ml_req_t *r);
+ml_req_t *ml_req_find(MPI_Request handle);
+void ml_req_remove(ml_req_t *r);
+/* Frees the record and what it owns (buffers, types). */
+void ml_req_free(ml_req_t *r);
+
+/* Pooled byte buffers: staging for packed messages, pb bytes. */
+void *ml_pb_buffer_get(size_t bytes);
+void ml_pb_buffer_put(void *buffer);
+
+/* ---- in-band methods (inband.c) --------------------------------------------------------------- */
+
+enum { MODE_STANDARD, MODE_BUFFERED, MODE_SYNCHRONOUS, MODE_READY };
+
+/* Size of the payload in bytes. */
+size_t ml_pb_payload_bytes(int count, MPI_Datatype type);
+/* Calls the producer (or zero-fills) for a message to `dest`. */
+void ml_pb_produce(unsigned char *pb, int dest, int tag, MPI_Comm comm, size_t payload_bytes);
+/* Calls the consumer for a received message. */
+void ml_pb_consume(const unsigned char *pb, int source, int tag, MPI_Comm comm, size_t payload_bytes);
+
+/* Whether this send (recv) goes through a packed staging buffer rather than a struct type. */
+int ml_pb_send_staged(size_t payload_bytes);
+int ml_pb_recv_staged(size_t payload_bytes);
+
+/* Sends: fills r (pb, staging or wire_type) for buf/count/type and, unless r is persistent (its pb
+ * is produced at each start), produces the pb. A caller may set r->staged first to force a
+ * staging buffer. The message to hand to MPI is then (*wire_buf, *wire_count, *wire_type); a
+ * struct type is the caller's to free. */
+int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_Datatype *wire_type);
+/* Persistent sends: at each start, the pb produced again and the staging packed again. */
+int ml_pb_send_restart(ml_req_t *r);
+/* Receives: the buffer and type to receive into (r->staged set first forces staging). */
+int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Datatype *wire_type);
+/* After an in-band receive completed with `status` (a real one): unpack, consume, correct the
+ * status so that it counts the payload only. */
+int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status);
+/* A probe's status: the payload only. */
+void ml_pb_probe_fix(MPI_Status *status);
+
+/* ---- separate method (separate.c) ------------------------------------------------------------- */
+
+void ml_pb_separate_init(void);
+void ml_pb_separate_finalize(void);
+/* The shadow communicator of `comm`, where pb messages travel (aborts if there is none). */
+MPI_Comm ml_pb_shadow(MPI_Comm comm);
+/* A receive is posted (or started): it joins its communicator's list in post order. */
+void ml_pb_separate_posted(ml_req_t *r);
+/* A receive completed with `status`: pairs it (and every earlier receive that could have taken
+ * a message of the same stream) with its pb, then consumes it. Also for a receive that was not
+ * recorded (blocking MPI_Recv): pass r = NULL and the communicator. */
+void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status);
+/* A message matched by MPI_(I)mprobe: paired (and its pb consumed) at once, since matching is
+ * what orders a stream. */
+void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status);
+/* Sends the pb message of a send to `dest`, and leaves it in flight. */
+void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes);
+/* Pb messages in flight: those done released (`wait`: all, waited for). */
+void ml_pb_separate_poll(int wait);
+
+/* ---- completion (complete.c) ------------------------------------------------------------------ */
+
+/* Finishes the layer's part of a completed request `r` (in-band unpack, separate pairing, pb
+ * of a send) and drops or deactivates its record. `status` is real. */
+void ml_pb_complete(ml_req_t *r, MPI_Status *status);
+/* Requests the user freed while active: finished when they complete (tested at each completion
+ * call), and waited for at MPI_Finalize. */
+void ml_pb_zombie_add(ml_req_t *r);
+void ml_pb_zombies_poll(int wait);
+
+/* ---- the message a matched probe returned, until its receive (wrap_probe.c) ------------------- */
+
+void ml_pb_message_remember(MPI_Message message, MPI_Comm comm);
+MPI_Comm ml_pb_message_take(MPI_Message message);
+
+#endif

@@ -1,0 +1,175 @@
+/* The layer's request records, found by the handle the user holds, and its pooled buffers.
+ *
+ * Handles are ints (MPICH) or pointers (Open MPI): either way a number, hashed into an
+ * open-addressing table that grows when half full. The layer runs at most at
+ * MPI_THREAD_SERIALIZED (docs/piggyback.md, "Threads"), so nothing here takes a lock. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+
+static ml_req_t **slots;
+static size_t n_slots, n_used, n_live; /* used: records and tombstones */
+
+static uint64_t key_of(MPI_Request handle)
+{
+    uint64_t key = 0;
+    memcpy(&key, &handle, sizeof handle < sizeof key ? sizeof handle : sizeof key);
+    return key;
+}
+
+static size_t slot_of(uint64_t key, size_t n)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return (size_t)key & (n - 1);
+}
+
+/* Tombstone of a removed record: lookups go on past it. */
+static ml_req_t removed;
+
+static void place(ml_req_t *r);
+
+/* Rehashes into a table twice as large, or as large when tombstones filled it. */
+static void grow(void)
+{
+    size_t old_n = n_slots;
+    ml_req_t **old = slots;
+    n_slots = !old_n ? 256 : 4 * n_live > old_n ? 2 * old_n : old_n;
+    slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        ml_pb_fail("out of memory for the request table");
+    n_used = n_live = 0;
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i] && old[i] != &removed)
+            place(old[i]);
+    free(old);
+}
+
+/* MPICH hands the same handle to every send it completed at once (a built-in "lightweight"
+ * request), so a new record may find an old one under its handle. That old send is complete
+ * too, and the layer's part of it (releasing its buffers) can be done now. */
+static void drop_completed_twin(MPI_Request handle)
+{
+    ml_req_t *old = ml_req_find(handle);
+    if (!old)
+        return;
+    if (old->kind == REQ_RECV)
+        ml_pb_fail("MPI gave a new request the handle of a receive the layer never saw complete: was it "
+                   "completed by a call the layer does not wrap (a Fortran binding, a generalized request)?");
+    ml_req_remove(old);
+    ml_req_free(old);
+}
+
+void ml_req_insert(ml_req_t *r)
+{
+    drop_completed_twin(r->handle);
+    if (2 * (n_used + 1) > n_slots)
+        grow();
+    place(r);
+}
+
+static void place(ml_req_t *r)
+{
+    size_t i = slot_of(key_of(r->handle), n_slots);
+    while (slots[i] && slots[i] != &removed)
+        i = (i + 1) & (n_slots - 1);
+    slots[i] = r;
+    n_used++;
+    n_live++;
+}
+
+static size_t find_slot(MPI_Request handle)
+{
+    if (!n_slots)
+        return SIZE_MAX;
+    uint64_t key = key_of(handle);
+    for (size_t i = slot_of(key, n_slots), probes = 0; slots[i] && probes < n_slots;
+         i = (i + 1) & (n_slots - 1), probes++)
+        if (slots[i] != &removed && key_of(slots[i]->handle) == key)
+            return i;
+    return SIZE_MAX;
+}
+
+ml_req_t *ml_req_find(MPI_Request handle)
+{
+    if (handle == MPI_REQUEST_NULL)
+        return NULL;
+    size_t i = find_slot(handle);
+    return i == SIZE_MAX ? NULL : slots[i];
+}
+
+void ml_req_remove(ml_req_t *r)
+{
+    size_t i = find_slot(r->handle);
+    if (i != SIZE_MAX && slots[i] == r) {
+        slots[i] = &removed; /* the slot stays counted in n_used until the next rehash */
+        n_live--;
+    }
+}
+
+ml_req_t *ml_req_new(ml_req_kind_t kind)
+{
+    ml_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        ml_pb_fail("out of memory for a request record");
+    r->kind = kind;
+    r->handle = MPI_REQUEST_NULL;
+    r->wire_type = MPI_DATATYPE_NULL;
+    return r;
+}
+
+void ml_req_free(ml_req_t *r)
+{
+    if (!r)
+        return;
+    ml_pb_buffer_put(r->staging);
+    ml_pb_buffer_put(r->pb);
+    if (r->wire_type != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&r->wire_type);
+    free(r);
+}
+
+/* ---- pooled buffers ----------------------------------------------------------------------------
+ * Power-of-two size classes, a free list each: a ping-pong reuses the same buffer every time
+ * instead of a malloc and free per message. The class is stored in front of the buffer. */
+
+#define N_CLASSES 48
+#define HEADER 16 /* keeps the buffer 16-byte aligned */
+static void *free_lists[N_CLASSES];
+
+static unsigned class_of(size_t bytes)
+{
+    unsigned c = 6; /* 64 bytes at least */
+    while (((size_t)1 << c) < bytes)
+        c++;
+    return c;
+}
+
+void *ml_pb_buffer_get(size_t bytes)
+{
+    unsigned c = class_of(bytes);
+    unsigned char *block = free_lists[c];
+    if (block) {
+        memcpy(&free_lists[c], block, sizeof(void *));
+    } else {
+        block = malloc(HEADER + ((size_t)1 << c));
+        if (!block)
+            ml_pb_fail("out of memory for a %zu-byte buffer", bytes);
+    }
+    memcpy(block + sizeof(void *), &c, sizeof c);
+    return block + HEADER;
+}
+
+void ml_pb_buffer_put(void *buffer)
+{
+    if (!buffer)
+        return;
+    unsigned char *block = (unsigned char *)buffer - HEADER;
+    unsigned c;
+    memcpy(&c, block + sizeof(void *), sizeof c);
+    memcpy(block, &free_lists[c], sizeof(void *));
+    free_lists[c] = block;
+}

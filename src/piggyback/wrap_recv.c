@@ -1,0 +1,330 @@
+/* Receives and probes: Recv, Irecv, Recv_init, Sendrecv, Sendrecv_replace, Probe, Iprobe,
+ * Mprobe, Improbe, Mrecv, Imrecv. Every status the user gets counts the payload only. */
+#include <stdlib.h>
+
+#include "pb.h"
+
+int ml_pb_send_start(ml_req_t *r);
+
+static int passes_through(int source) { return !ml_pb.active || source == MPI_PROC_NULL; }
+
+static int separate(void) { return ml_pb.method->mechanism == PB_SEPARATE; }
+
+static void describe(ml_req_t *r, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm)
+{
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->peer = source;
+    r->tag = tag;
+    r->comm = comm;
+}
+
+static void release(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    if (!r->staged && *wire_type != MPI_DATATYPE_NULL)
+        PMPI_Type_free(wire_type);
+    ml_pb_buffer_put(r->staging);
+    ml_pb_buffer_put(r->pb);
+    r->staging = r->pb = NULL;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (passes_through(source))
+        return ML_NEXT(MPI_Recv)(buf, count, type, source, tag, comm, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (separate()) {
+        int rc = ML_NEXT(MPI_Recv)(buf, count, type, source, tag, comm, st);
+        if (rc == MPI_SUCCESS)
+            ml_pb_separate_completed(NULL, comm, st);
+        return rc;
+    }
+    ml_req_t r = {0};
+    describe(&r, buf, count, type, source, tag, comm);
+    void *wire_buf;
+    int wire_count;
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL;
+    int rc = ml_pb_recv_prepare(&r, &wire_buf, &wire_count, &wire_type);
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Recv)(wire_buf, wire_count, wire_type, source, tag, comm, st);
+    if (rc == MPI_SUCCESS)
+        ml_pb_recv_finish(&r, st);
+    release(&r, &wire_type);
+    return rc;
+}
+
+/* A nonblocking receive (`persistent`: MPI_Recv_init), recorded under the user's handle. */
+static int recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    if (passes_through(source))
+        return persistent ? ML_NEXT(MPI_Recv_init)(buf, count, type, source, tag, comm, request)
+                          : ML_NEXT(MPI_Irecv)(buf, count, type, source, tag, comm, request);
+    ml_req_t *r = ml_req_new(REQ_RECV);
+    describe(r, buf, count, type, source, tag, comm);
+    r->persistent = persistent;
+    void *wire_buf = buf;
+    int wire_count = count, rc = MPI_SUCCESS;
+    MPI_Datatype wire_type = type;
+    if (!separate())
+        rc = ml_pb_recv_prepare(r, &wire_buf, &wire_count, &wire_type);
+    if (rc == MPI_SUCCESS)
+        rc = persistent ? ML_NEXT(MPI_Recv_init)(wire_buf, wire_count, wire_type, source, tag, comm, request)
+                        : ML_NEXT(MPI_Irecv)(wire_buf, wire_count, wire_type, source, tag, comm, request);
+    if (!separate() && !r->staged) {
+        if (persistent)
+            r->wire_type = wire_type;
+        else
+            PMPI_Type_free(&wire_type);
+    }
+    if (rc != MPI_SUCCESS) {
+        ml_req_free(r);
+        return rc;
+    }
+    r->handle = *request;
+    r->active = !persistent;
+    ml_req_insert(r);
+    if (!persistent)
+        ml_pb_separate_posted(r);
+    return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return recv_request(0, buf, count, type, source, tag, comm, request);
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    return recv_request(1, buf, count, type, source, tag, comm, request);
+}
+
+/* ---- Sendrecv and Sendrecv_replace -------------------------------------------------------------- */
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!ml_pb.active)
+        return ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                                     source, recvtag, comm, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (separate()) {
+        ml_pb_separate_send(dest, sendtag, comm, ml_pb_payload_bytes(sendcount, sendtype));
+        int rc = ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                                       source, recvtag, comm, st);
+        if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+            ml_pb_separate_completed(NULL, comm, st);
+        return rc;
+    }
+    ml_req_t out = {0}, in = {0};
+    describe(&out, (void *)sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    describe(&in, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    const void *send_wire = sendbuf;
+    void *recv_wire = recvbuf;
+    int send_count = sendcount, recv_count = recvcount, rc = MPI_SUCCESS;
+    MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
+    if (dest != MPI_PROC_NULL)
+        rc = ml_pb_send_prepare(&out, &send_wire, &send_count, &send_type);
+    else
+        send_type = sendtype, out.staged = 1; /* nothing of the layer's to free */
+    if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+        rc = ml_pb_recv_prepare(&in, &recv_wire, &recv_count, &recv_type);
+    else
+        recv_type = recvtype, in.staged = 1;
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Sendrecv)(send_wire, send_count, send_type, dest, sendtag, recv_wire, recv_count, recv_type,
+                                   source, recvtag, comm, st);
+    if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+        ml_pb_recv_finish(&in, st);
+    release(&out, &send_type);
+    release(&in, &recv_type);
+    return rc;
+}
+
+/* The in-band methods go through two staging buffers, so that the outgoing message is taken
+ * whole before the incoming one lands in the same buffer. */
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status)
+{
+    if (!ml_pb.active)
+        return ML_NEXT(MPI_Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (separate()) {
+        ml_pb_separate_send(dest, sendtag, comm, ml_pb_payload_bytes(count, type));
+        int rc = ML_NEXT(MPI_Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, st);
+        if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+            ml_pb_separate_completed(NULL, comm, st);
+        return rc;
+    }
+    ml_req_t out = {0}, in = {0};
+    describe(&out, buf, count, type, dest, sendtag, comm);
+    describe(&in, buf, count, type, source, recvtag, comm);
+    out.staged = in.staged = 1;
+    const void *send_wire = buf;
+    void *recv_wire = buf;
+    int send_count = count, recv_count = count, rc = MPI_SUCCESS;
+    MPI_Datatype send_type = type, recv_type = type;
+    if (dest != MPI_PROC_NULL)
+        rc = ml_pb_send_prepare(&out, &send_wire, &send_count, &send_type);
+    if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+        rc = ml_pb_recv_prepare(&in, &recv_wire, &recv_count, &recv_type);
+    if (rc == MPI_SUCCESS) {
+        if (dest != MPI_PROC_NULL && source != MPI_PROC_NULL)
+            rc = ML_NEXT(MPI_Sendrecv)(send_wire, send_count, send_type, dest, sendtag, recv_wire, recv_count,
+                                       recv_type, source, recvtag, comm, st);
+        else /* one side is MPI_PROC_NULL: the other must not touch buf before it is sent */
+            rc = ML_NEXT(MPI_Sendrecv_replace)(dest != MPI_PROC_NULL ? (void *)send_wire : recv_wire,
+                                               dest != MPI_PROC_NULL ? send_count : recv_count,
+                                               dest != MPI_PROC_NULL ? send_type : recv_type, dest, sendtag, source,
+                                               recvtag, comm, st);
+    }
+    if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+        ml_pb_recv_finish(&in, st);
+    release(&out, &send_type);
+    release(&in, &recv_type);
+    return rc;
+}
+
+/* ---- probes ------------------------------------------------------------------------------------- */
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int rc = ML_NEXT(MPI_Probe)(source, tag, comm, status);
+    if (rc == MPI_SUCCESS && ml_pb.active && status != MPI_STATUS_IGNORE)
+        ml_pb_probe_fix(status);
+    return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    int rc = ML_NEXT(MPI_Iprobe)(source, tag, comm, flag, status);
+    if (rc == MPI_SUCCESS && *flag && ml_pb.active && status != MPI_STATUS_IGNORE)
+        ml_pb_probe_fix(status);
+    return rc;
+}
+
+/* A matched message: its communicator kept for its receive (MPI cannot tell it from the message),
+ * its size corrected, and under the separate method its pb paired now. */
+static void matched(MPI_Message message, MPI_Comm comm, MPI_Status *status)
+{
+    if (message == MPI_MESSAGE_NO_PROC)
+        return;
+    ml_pb_message_remember(message, comm);
+    if (separate())
+        ml_pb_separate_matched(comm, status);
+    else
+        ml_pb_probe_fix(status);
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (!ml_pb.active)
+        return ML_NEXT(MPI_Mprobe)(source, tag, comm, message, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Mprobe)(source, tag, comm, message, st);
+    if (rc == MPI_SUCCESS)
+        matched(*message, comm, st);
+    return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    if (!ml_pb.active)
+        return ML_NEXT(MPI_Improbe)(source, tag, comm, flag, message, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = ML_NEXT(MPI_Improbe)(source, tag, comm, flag, message, st);
+    if (rc == MPI_SUCCESS && *flag)
+        matched(*message, comm, st);
+    return rc;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
+        return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
+    MPI_Comm comm = ml_pb_message_take(*message);
+    if (separate())
+        return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    ml_req_t r = {0};
+    describe(&r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
+    void *wire_buf;
+    int wire_count;
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL;
+    int rc = ml_pb_recv_prepare(&r, &wire_buf, &wire_count, &wire_type);
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Mrecv)(wire_buf, wire_count, wire_type, message, st);
+    if (rc == MPI_SUCCESS)
+        ml_pb_recv_finish(&r, st);
+    release(&r, &wire_type);
+    return rc;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+{
+    if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
+        return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
+    MPI_Comm comm = ml_pb_message_take(*message);
+    if (separate())
+        return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
+    ml_req_t *r = ml_req_new(REQ_RECV);
+    describe(r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
+    void *wire_buf;
+    int wire_count;
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL;
+    int rc = ml_pb_recv_prepare(r, &wire_buf, &wire_count, &wire_type);
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Imrecv)(wire_buf, wire_count, wire_type, message, request);
+    if (!r->staged)
+        PMPI_Type_free(&wire_type);
+    if (rc != MPI_SUCCESS) {
+        ml_req_free(r);
+        return rc;
+    }
+    r->handle = *request;
+    r->active = 1;
+    ml_req_insert(r);
+    return rc;
+}
+
+/* ---- matched messages: a short list, since few are outstanding at once -------------------------- */
+
+typedef struct remembered {
+    MPI_Message message;
+    MPI_Comm comm;
+    struct remembered *next;
+} remembered_t;
+
+static remembered_t *messages;
+
+void ml_pb_message_remember(MPI_Message message, MPI_Comm comm)
+{
+    remembered_t *m = malloc(sizeof *m);
+    if (!m)
+        ml_pb_fail("out of memory for a matched message");
+    m->message = message;
+    m->comm = comm;
+    m->next = messages;
+    messages = m;
+}
+
+MPI_Comm ml_pb_message_take(MPI_Message message)
+{
+    for (remembered_t **p = &messages; *p; p = &(*p)->next)
+        if ((*p)->message == message) {
+            remembered_t *m = *p;
+            MPI_Comm comm = m->comm;
+            *p = m->next;
+            free(m);
+            return comm;
+        }
+    ml_pb_fail("MPI_Mrecv or MPI_Imrecv of a message no MPI_Mprobe or MPI_Improbe of the layer returned");
+}

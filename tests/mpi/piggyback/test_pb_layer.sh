@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# libmpilens-piggyback under MPI (docs/piggyback.md is the contract):
+# - test_pb_calls, which uses every covered call with messages of distinct sizes and contents,
+#   passes its own checks without the layer and under every method, with the check driver
+#   verifying every piggyback: the count it verified is the number of messages the program
+#   received, with no error, at a small and at a large pb size;
+# - the lamport driver gives the clocks a token ring must end with;
+# - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
+#   asking for MPI_THREAD_MULTIPLE is told what it gets.
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM NP LAUNCHER [ARGS...]
+set -u
+library=$1 calls=$2 ring=$3 threads=$4 np=$5
+shift 5
+launch=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
+# Open MPI forwards only the variables it is told to; hydra forwards all (and has no -x).
+forward=()
+"${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
+
+run() { # run NAME METHOD SIZE DRIVER PROGRAM: the program under the layer (METHOD "none": without)
+  local name=$1 method=$2 pb_size=$3 driver=$4 program=$5 preload=$library
+  [ "$method" = none ] && preload=
+  LD_PRELOAD=$preload MPILENS_PB_METHOD=$method MPILENS_PB_SIZE=$pb_size MPILENS_PB_DRIVER=$driver \
+    timeout 120 "${launch[@]}" "${forward[@]}" -n "$np" "$program" >"$work/$name.out" 2>"$work/$name.err"
+  echo $? >"$work/$name.status"
+}
+
+check_calls() { # check_calls NAME: the program passed and the driver verified every message
+  local name=$1
+  [ "$(cat "$work/$name.status")" = 0 ] || { fail "$name: status $(cat "$work/$name.status"): $(tail -5 "$work/$name.err")"; return; }
+  grep -q "^passed" "$work/$name.err" || fail "$name: the program's checks failed: $(grep -m3 "check failed" "$work/$name.err")"
+  local expected verified
+  expected=$(sed -n 's/^expected \([0-9]*\) messages with piggyback$/\1/p' "$work/$name.out")
+  [ -n "$expected" ] && [ "$expected" -gt 0 ] || { fail "$name: no message count printed"; return; }
+  [ "$2" = none ] && return
+  verified=$(sed -n 's/.*check ([a-z-]*, [0-9]*-byte pb): \([0-9]*\) messages verified, 0 errors$/\1/p' "$work/$name.err")
+  [ "$verified" = "$expected" ] ||
+    fail "$name: the check driver reports \"$(grep -m1 'check (' "$work/$name.err")\" for $expected messages received: $(grep -m3 'check:' "$work/$name.err")"
+}
+
+run calls_none none 0 none "$calls"
+check_calls calls_none none
+for method in pack-before pack-after datatype-before datatype-after separate auto; do
+  for pb_size in 24 4096; do
+    run "calls_${method}_$pb_size" "$method" "$pb_size" check "$calls"
+    check_calls "calls_${method}_$pb_size" "$method"
+  done
+done
+
+# A token passed around the ring 3 times: rank r's clock is known exactly (ring program's comment).
+for method in datatype-before separate; do
+  run "ring_$method" "$method" 8 lamport "$ring"
+  [ "$(cat "$work/ring_$method.status")" = 0 ] || fail "ring_$method: $(tail -3 "$work/ring_$method.err")"
+  expected=$(for ((r = 0; r < np; r++)); do
+    if [ "$r" = 0 ]; then echo -n " $((6 * np))"; else echo -n " $((6 * np - 2 * (np - r) + 1))"; fi
+  done)
+  line=$(grep -m1 "lamport clocks at MPI_Finalize:" "$work/ring_$method.err")
+  [ "${line#*MPI_Finalize:}" = "$expected" ] || fail "ring_$method: \"$line\", expected clocks$expected"
+done
+
+expect_refusal() { # expect_refusal NAME MESSAGE METHOD SIZE DRIVER
+  local name=$1 message=$2
+  run "$name" "$3" "$4" "$5" "$calls"
+  [ "$(cat "$work/$name.status")" != 0 ] || fail "$name: ran with a bad configuration"
+  grep -q "libmpilens-piggyback: .*$message" "$work/$name.err" || fail "$name: no \"$message\": $(head -3 "$work/$name.err")"
+  grep -q "^passed" "$work/$name.err" && fail "$name: the program ran on"
+}
+if [ "$np" = 2 ]; then
+  expect_refusal bad_method 'unknown method "fastest" in MPILENS_PB_METHOD' fastest 24 check
+  expect_refusal big_size 'invalid value "70000" for MPILENS_PB_SIZE' separate 70000 check
+  expect_refusal bad_driver 'unknown driver "clocks" in MPILENS_PB_DRIVER' separate 24 clocks
+  expect_refusal small_check 'the check driver needs MPILENS_PB_SIZE of at least 24 bytes' pack-before 4 check
+  run threads datatype-before 24 check "$threads"
+  [ "$(cat "$work/threads.status")" = 0 ] || fail "threads: $(tail -3 "$work/threads.err")"
+  grep -q "supports up to MPI_THREAD_SERIALIZED" "$work/threads.err" || fail "threads: no message about the thread level"
+  grep -q "^provided SERIALIZED" "$work/threads.out" || fail "threads: $(cat "$work/threads.out")"
+fi
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all piggyback layer checks passed at $np ranks"
