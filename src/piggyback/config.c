@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pb.h"
 
@@ -57,6 +58,10 @@ void ml_pb_fail(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "libmpilens-piggyback: rank %d: %s\n", world_rank(), line);
     fflush(stderr);
+    /* the launcher kills every rank at the first abort, sometimes before it has forwarded what
+     * they wrote: a moment lets the reason reach the user */
+    struct timespec moment = {0, 200000000};
+    nanosleep(&moment, NULL);
     PMPI_Abort(MPI_COMM_WORLD, 2);
     abort();
 }

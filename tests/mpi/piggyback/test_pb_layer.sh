@@ -4,13 +4,15 @@
 #   passes its own checks without the layer and under every method, with the check driver
 #   verifying every piggyback: the count it verified is the number of messages the program
 #   received, with no error, at a small and at a large pb size;
+# - the example applications give bit-identical results with and without the layer, with
+#   specific and with wildcard receives, every message's pb verified;
 # - the lamport driver gives the clocks a token ring must end with;
 # - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
 #   asking for MPI_THREAD_MULTIPLE is told what it gets.
-# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM NP LAUNCHER [ARGS...]
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG NP LAUNCHER [ARGS...]
 set -u
-library=$1 calls=$2 ring=$3 threads=$4 np=$5
-shift 5
+library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 np=$7
+shift 7
 launch=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,11 +23,12 @@ vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
 forward=()
 "${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
 
-run() { # run NAME METHOD SIZE DRIVER PROGRAM: the program under the layer (METHOD "none": without)
-  local name=$1 method=$2 pb_size=$3 driver=$4 program=$5 preload=$library
+run() { # run NAME METHOD SIZE DRIVER PROGRAM [ARGS]: the program under the layer (METHOD "none": without)
+  local name=$1 method=$2 pb_size=$3 driver=$4 preload=$library
+  shift 4
   [ "$method" = none ] && preload=
   LD_PRELOAD=$preload MPILENS_PB_METHOD=$method MPILENS_PB_SIZE=$pb_size MPILENS_PB_DRIVER=$driver \
-    timeout 120 "${launch[@]}" "${forward[@]}" -n "$np" "$program" >"$work/$name.out" 2>"$work/$name.err"
+    timeout 120 "${launch[@]}" "${forward[@]}" -n "$np" "$@" >"$work/$name.out" 2>"$work/$name.err"
   echo $? >"$work/$name.status"
 }
 
@@ -48,6 +51,28 @@ for method in pack-before pack-after datatype-before datatype-after separate aut
   for pb_size in 24 4096; do
     run "calls_${method}_$pb_size" "$method" "$pb_size" check "$calls"
     check_calls "calls_${method}_$pb_size" "$method"
+  done
+done
+
+# The applications: the same checksum, bit for bit, with and without the layer.
+app_args_sweep=(--n 16 --iterations 2 --kblock 4)
+app_args_cg=(--n 12 --iterations 40)
+for app in sweep cg; do
+  program=${!app}
+  args_name="app_args_$app[@]"
+  for receives in specific wildcard; do
+    extra=()
+    [ "$receives" = wildcard ] && extra=(--wildcard)
+    run "${app}_${receives}_none" none 0 none "$program" "${!args_name}" "${extra[@]}"
+    reference=$(grep '^checksum' "$work/${app}_${receives}_none.out")
+    [ -n "$reference" ] || { fail "$app $receives without the layer: $(tail -3 "$work/${app}_${receives}_none.err")"; continue; }
+    for method in pack-after datatype-before separate auto; do
+      name="${app}_${receives}_$method"
+      run "$name" "$method" 24 check "$program" "${!args_name}" "${extra[@]}"
+      [ "$(grep '^checksum' "$work/$name.out")" = "$reference" ] ||
+        fail "$name: \"$(grep '^checksum' "$work/$name.out")\" differs from \"$reference\" without the layer: $(tail -2 "$work/$name.err")"
+      grep -q "messages verified, 0 errors" "$work/$name.err" || fail "$name: $(grep -m3 'check' "$work/$name.err")"
+    done
   done
 done
 
