@@ -131,8 +131,55 @@ static size_t parse_size(const char *name, const char *text, size_t max)
     errno = 0;
     long long v = strtoll(text, &end, 10);
     if (errno || end == text || *end || v < 0 || (unsigned long long)v > max)
-        ml_pb_fail("invalid value \"%s\" for %s: expected a number of bytes from 0 to %zu", text, name, max);
+        ml_pb_fail("invalid value \"%s\" in %s: expected a number of bytes from 0 to %zu", text, name, max);
     return (size_t)v;
+}
+
+/* ---- auto: the threshold measured on this machine ------------------------------------------------
+ * `mpilens piggyback` writes it, one line per MPI library: the first line of
+ * MPI_Get_library_version, a tab (the line's last), the payload size in bytes from which a struct type beats
+ * packing. The file is MPILENS_PB_AUTO_FILE, else $XDG_CONFIG_HOME/mpilens/piggyback-auto (or
+ * ~/.config/...). No file, or no line for this library: the default, and rank 0 says so. */
+#define AUTO_FROM_MAX ((size_t)1 << 40)
+
+static void auto_file_path(char *path, size_t room)
+{
+    const char *explicit = getenv("MPILENS_PB_AUTO_FILE");
+    const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    if (explicit && *explicit)
+        snprintf(path, room, "%s", explicit);
+    else if (config && *config)
+        snprintf(path, room, "%s/mpilens/piggyback-auto", config);
+    else
+        snprintf(path, room, "%s/.config/mpilens/piggyback-auto", home ? home : ".");
+}
+
+static void read_auto_file(void)
+{
+    char path[4096], library[MPI_MAX_LIBRARY_VERSION_STRING], line[MPI_MAX_LIBRARY_VERSION_STRING + 64];
+    int length = 0;
+    auto_file_path(path, sizeof path);
+    PMPI_Get_library_version(library, &length);
+    library[strcspn(library, "\n")] = 0;
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        char *tab = strrchr(line, '\t'); /* the last: MPICH's own name holds one */
+        if (!tab)
+            continue;
+        *tab = 0;
+        if (strcmp(line, library) != 0)
+            continue;
+        tab[strcspn(tab + 1, "\n") + 1] = 0;
+        ml_pb.auto_send_datatype_from = ml_pb.auto_recv_datatype_from = parse_size(path, tab + 1, AUTO_FROM_MAX);
+        found = 1;
+    }
+    if (f)
+        fclose(f);
+    if (!found)
+        ml_pb_say(1, "auto: no threshold measured for this MPI library in %s (run `mpilens piggyback`); "
+                     "packing below %zu bytes, a struct type from there on",
+                  path, ml_pb.auto_send_datatype_from);
 }
 
 static void read_environment(void)
@@ -149,7 +196,9 @@ static void read_environment(void)
     const char *from = getenv("MPILENS_PB_AUTO_DATATYPE_FROM");
     if (from && *from)
         ml_pb.auto_send_datatype_from = ml_pb.auto_recv_datatype_from =
-            parse_size("MPILENS_PB_AUTO_DATATYPE_FROM", from, (size_t)1 << 40);
+            parse_size("MPILENS_PB_AUTO_DATATYPE_FROM", from, AUTO_FROM_MAX);
+    else if (ml_pb.method->automatic)
+        read_auto_file();
 }
 
 void ml_pb_configure(MPI_Comm world)

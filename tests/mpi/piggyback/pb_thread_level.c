@@ -1,7 +1,9 @@
 /* Asks for MPI_THREAD_MULTIPLE and prints what it was given (rank 0), then exchanges one message
- * so that the layer is seen working at the level it gave. */
+ * so that the layer is seen working at the level it gave. Also prints the first line of the
+ * library's version, which names the library in the layer's file of auto thresholds. */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -14,6 +16,12 @@ int main(int argc, char **argv)
         printf("provided %s\n", provided == MPI_THREAD_MULTIPLE     ? "MULTIPLE"
                                 : provided == MPI_THREAD_SERIALIZED ? "SERIALIZED"
                                                                     : "lower");
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length;
+    MPI_Get_library_version(library, &length);
+    library[strcspn(library, "\n")] = 0;
+    if (rank == 0)
+        printf("library %s\n", library);
     if (queried != provided && rank == 0)
         printf("MPI_Query_thread says otherwise\n");
     MPI_Sendrecv_replace(&value, 1, MPI_INT, (rank + 1) % size, 0, (rank + size - 1) % size, 0, MPI_COMM_WORLD,

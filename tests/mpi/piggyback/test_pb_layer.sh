@@ -18,7 +18,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
+vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
+# auto's thresholds: none measured, unless a check below writes them
+export MPILENS_PB_AUTO_FILE=$work/auto
 # Open MPI forwards only the variables it is told to; hydra forwards all (and has no -x).
 forward=()
 "${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
@@ -96,13 +98,26 @@ expect_refusal() { # expect_refusal NAME MESSAGE METHOD SIZE DRIVER
 }
 if [ "$np" = 2 ]; then
   expect_refusal bad_method 'unknown method "fastest" in MPILENS_PB_METHOD' fastest 24 check
-  expect_refusal big_size 'invalid value "70000" for MPILENS_PB_SIZE' separate 70000 check
+  expect_refusal big_size 'invalid value "70000" in MPILENS_PB_SIZE' separate 70000 check
   expect_refusal bad_driver 'unknown driver "clocks" in MPILENS_PB_DRIVER' separate 24 clocks
   expect_refusal small_check 'the check driver needs MPILENS_PB_SIZE of at least 24 bytes' pack-before 4 check
   run threads datatype-before 24 check "$threads"
   [ "$(cat "$work/threads.status")" = 0 ] || fail "threads: $(tail -3 "$work/threads.err")"
   grep -q "supports up to MPI_THREAD_SERIALIZED" "$work/threads.err" || fail "threads: no message about the thread level"
   grep -q "^provided SERIALIZED" "$work/threads.out" || fail "threads: $(cat "$work/threads.out")"
+  # auto reads its threshold for this library from its file, and refuses a bad one
+  mpi_library=$(sed -n 's/^library //p' "$work/threads.out")
+  printf 'Some Other MPI 1.0\t64\n%s\t1024\n' "$mpi_library" >"$MPILENS_PB_AUTO_FILE"
+  run auto_file auto 24 check "$calls"
+  check_calls auto_file auto
+  grep -q "auto: no threshold" "$work/auto_file.err" && fail "auto_file: the threshold for \"$mpi_library\" was not read"
+  printf 'Some Other MPI 1.0\t64\n' >"$MPILENS_PB_AUTO_FILE"
+  run auto_other auto 24 check "$calls"
+  check_calls auto_other auto
+  grep -q "auto: no threshold measured for this MPI library in $MPILENS_PB_AUTO_FILE" "$work/auto_other.err" ||
+    fail "auto_other: nothing said of the missing threshold"
+  printf '%s\t1k\n' "$mpi_library" >"$MPILENS_PB_AUTO_FILE"
+  expect_refusal auto_bad "invalid value \"1k\" in $MPILENS_PB_AUTO_FILE" auto 24 check
 fi
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
