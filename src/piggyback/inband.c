@@ -7,15 +7,49 @@
  * any message) and unpacked, or, when the pb comes first, straight into a struct type. Where the
  * pb comes last a struct receive would be wrong for a message shorter than the receive: its pb
  * would land in the user's buffer; so "after" always receives through staging. */
+#include <stdint.h>
 #include <string.h>
 
 #include "pb.h"
 
+/* ---- datatypes: size, and whether the data is one contiguous run of bytes -----------------------
+ * A payload of a predefined type without holes is copied with memcpy, with no MPI_Pack call: on
+ * the small messages where every nanosecond shows, that is most of the layer's cost. Derived types
+ * are always packed (one whose bytes are contiguous may still list them out of order), and asked
+ * each time, since their handles may be freed and reused; predefined ones are remembered. */
+
+typedef struct {
+    MPI_Datatype type;
+    MPI_Count size;
+    int contiguous, known;
+} type_info_t;
+
+static type_info_t predefined[64];
+
+
+static type_info_t type_info(MPI_Datatype type)
+{
+    uint64_t key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    type_info_t *slot = &predefined[(key ^ key >> 7 ^ key >> 17) % 64];
+    if (slot->known && slot->type == type)
+        return *slot;
+    int integers, addresses, types, combiner;
+    PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
+    type_info_t info = {type, 0, 0, 1};
+    PMPI_Type_size_x(type, &info.size);
+    if (combiner == MPI_COMBINER_NAMED) {
+        MPI_Count lb, extent;
+        PMPI_Type_get_true_extent_x(type, &lb, &extent);
+        info.contiguous = lb == 0 && extent == info.size;
+        *slot = info;
+    }
+    return info;
+}
+
 size_t ml_pb_payload_bytes(int count, MPI_Datatype type)
 {
-    MPI_Count size = 0;
-    PMPI_Type_size_x(type, &size);
-    return (size_t)size * (size_t)(count > 0 ? count : 0);
+    return (size_t)type_info(type).size * (size_t)(count > 0 ? count : 0);
 }
 
 void ml_pb_produce(unsigned char *pb, int dest, int tag, MPI_Comm comm, size_t payload_bytes)
@@ -95,6 +129,16 @@ static void payload_view_free(const ml_req_t *r, MPI_Datatype *type)
 static int pack_message(ml_req_t *r, int *used)
 {
     int position = 0, rc;
+    if (r->contiguous) {
+        size_t payload = ml_pb_payload_bytes(r->count, r->type);
+        int before = ml_pb.method->place == PB_BEFORE;
+        unsigned char *staging = r->staging;
+        memcpy(staging + (before ? 0 : payload), r->pb, ml_pb.size);
+        if (payload)
+            memcpy(staging + (before ? ml_pb.size : 0), r->buf, payload);
+        *used = (int)(payload + ml_pb.size);
+        return MPI_SUCCESS;
+    }
     if (ml_pb.method->place == PB_BEFORE) {
         memcpy(r->staging, r->pb, ml_pb.size);
         position = (int)ml_pb.size;
@@ -115,6 +159,22 @@ static int pack_message(ml_req_t *r, int *used)
     return MPI_SUCCESS;
 }
 
+/* A staging buffer for r's message: the payload's bytes plus the pb, or, for a payload that is
+ * not contiguous, what MPI_Pack_size says it needs (more than its bytes where packing adds some). */
+static int staging_for(ml_req_t *r)
+{
+    type_info_t info = type_info(r->type);
+    r->contiguous = info.contiguous;
+    int packed = 0, rc = MPI_SUCCESS;
+    if (info.contiguous)
+        packed = (int)(info.size * (r->count > 0 ? r->count : 0));
+    else
+        rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
+    r->staging_size = (size_t)packed + ml_pb.size;
+    r->staging = ml_pb_buffer_get(r->staging_size);
+    return rc;
+}
+
 int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
 {
     size_t payload = ml_pb_payload_bytes(r->count, r->type);
@@ -127,13 +187,11 @@ int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_
         *wire_count = 1;
         return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
     }
-    int packed = 0, rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
+    int rc = staging_for(r);
     if (rc != MPI_SUCCESS)
         return rc;
-    r->staging_size = (size_t)packed + ml_pb.size;
-    r->staging = ml_pb_buffer_get(r->staging_size);
     *wire_buf = r->staging;
-    *wire_type = MPI_PACKED;
+    *wire_type = r->contiguous ? MPI_BYTE : MPI_PACKED;
     return pack_message(r, wire_count);
 }
 
@@ -153,15 +211,11 @@ int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Dataty
         *wire_count = 1;
         return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
     }
-    int packed = 0, rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    r->staging_size = (size_t)packed + ml_pb.size;
-    r->staging = ml_pb_buffer_get(r->staging_size);
+    int rc = staging_for(r);
     *wire_buf = r->staging;
     *wire_count = (int)r->staging_size;
-    *wire_type = MPI_PACKED;
-    return MPI_SUCCESS;
+    *wire_type = r->contiguous ? MPI_BYTE : MPI_PACKED;
+    return rc;
 }
 
 static size_t received_bytes(const MPI_Status *status)
@@ -181,6 +235,11 @@ static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb
     size_t payload = total - ml_pb.size;
     int before = ml_pb.method->place == PB_BEFORE;
     *pb = (const unsigned char *)r->staging + (before ? 0 : payload);
+    if (r->contiguous) { /* a partial element too is copied as MPI would */
+        if (payload)
+            memcpy(r->buf, (const unsigned char *)r->staging + (before ? ml_pb.size : 0), payload);
+        return payload;
+    }
     MPI_Count element = 0;
     PMPI_Type_size_x(r->type, &element);
     if (payload && (!element || payload % (size_t)element))

@@ -84,6 +84,7 @@ struct ml_req {
     int send_mode;          /* persistent send: which *_init made it */
     /* in-band */
     int staged;             /* the message went through `staging` (packed) */
+    int contiguous;         /* ... copied by memcpy, as bytes, rather than packed */
     void *staging;
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
