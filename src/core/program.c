@@ -125,11 +125,71 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
     ml_clock_measure(&p->clock);
 }
 
+int ml_program_set_context(ml_program_t *p, const char *name, const char *json, const char *hint)
+{
+    size_t len = strlen(name) + strlen(json) + 4;
+    free(p->context_json);
+    p->context_json = malloc(len);
+    p->context_hint = hint;
+    if (!p->context_json)
+        return -1;
+    snprintf(p->context_json, len, "\"%s\":%s", name, json);
+    p->context_name = name;
+    return 0;
+}
+
+/* The meta record with the program's context added as its last member; malloc'ed, or NULL. */
+static char *meta_with_context(const ml_program_t *p, const ml_json_t *meta)
+{
+    size_t len = meta->len - 1; /* without the closing brace */
+    size_t extra = p->context_json ? strlen(p->context_json) + 1 : 0;
+    char *text = malloc(len + extra + 2);
+    if (!text)
+        return NULL;
+    memcpy(text, meta->buf, len);
+    if (extra) {
+        text[len] = ',';
+        memcpy(text + len + 1, p->context_json, extra - 1);
+    }
+    strcpy(text + len + extra, "}");
+    return text;
+}
+
+/* --resume: the file's meta record (its first line) must hold the same context. The writer is
+ * the same, so the same context is the same text. */
+static int same_context(const ml_program_t *p, char *err, size_t errlen)
+{
+    if (!p->context_json)
+        return 0;
+    FILE *f = fopen(p->output, "r");
+    if (!f)
+        return 0; /* ml_results_resume says why */
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    fclose(f);
+    char key[128];
+    snprintf(key, sizeof key, "\"%s\":", p->context_name);
+    const char *found = n > 0 ? strstr(line, key) : NULL;
+    int rc = 0;
+    if (found && strncmp(found, p->context_json, strlen(p->context_json)) != 0) {
+        const char *close = strchr(found, '}');
+        int shown = close ? (int)(close - found + 1) : (int)strlen(found);
+        snprintf(err, errlen, "cannot resume \"%s\": it was measured under %.*s, this run under %s; %s", p->output,
+                 shown, found, p->context_json, p->context_hint ? p->context_hint : "run it as it was run");
+        rc = -1;
+    }
+    free(line);
+    return rc;
+}
+
 /* Rank 0 opens the file; returns 0, or -1 with err set. */
 static int open_results(ml_program_t *p, const char *meta, char *err, size_t errlen)
 {
     if (!p->resume)
         return ml_results_create(p->output, meta, &p->results, err, errlen);
+    if (same_context(p, err, errlen) != 0)
+        return -1;
     const char *compared[64];
     size_t n = 0;
     for (const ml_option_t *opt = p->options; opt->name && n + 1 < sizeof compared / sizeof compared[0]; opt++)
@@ -181,8 +241,13 @@ void ml_program_begin(ml_program_t *p, long points_total)
     int status = ml_meta_build(p->sync, &args, &meta) == MPI_SUCCESS ? 0 : -1;
     if (status != 0)
         snprintf(err, sizeof err, "cannot collect the run's metadata");
-    else if (p->rank == 0)
-        status = open_results(p, meta.buf, err, sizeof err);
+    else if (p->rank == 0) {
+        char *text = meta_with_context(p, &meta);
+        status = text ? open_results(p, text, err, sizeof err) : -1;
+        if (!text)
+            snprintf(err, sizeof err, "out of memory");
+        free(text);
+    }
     ml_json_free(&meta);
 
     MPI_Bcast(&status, 1, MPI_INT, 0, p->sync);
@@ -270,6 +335,7 @@ int ml_program_finish(ml_program_t *p)
     MPI_Bcast(&status, 1, MPI_INT, 0, p->sync);
     ml_keyset_free(&p->done);
     free(p->options);
+    free(p->context_json);
     MPI_Comm_free(&p->sync);
     MPI_Finalize();
     return status;

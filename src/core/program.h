@@ -55,6 +55,10 @@ typedef struct {
     ml_results_t *results;    /* rank 0 only */
     ml_keyset_t done;         /* points already in the file, known on every rank */
     ml_progress_t progress;
+
+    /* what the program runs under, beyond its options (ml_program_set_context) */
+    const char *context_name, *context_hint;
+    char *context_json;
 } ml_program_t;
 
 /* Initialises MPI and parses the options. On --help/--version prints (rank 0) and exits 0; on a
@@ -66,6 +70,13 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
 /* Ends the program on every rank with one line (printed by rank 0) and exit status 2. Collective:
  * for errors every rank detects, such as an option combination that cannot run. */
 void ml_program_exit_usage(ml_program_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* Before ml_program_begin: what the run is measured under that its options do not say (a
+ * preloaded layer and its settings), as a JSON object `json` recorded in the meta record under
+ * `name`. --resume refuses a file recorded under another context: it would mix two experiments
+ * under the same keys. `hint` ends that error: how to get the same context again. Returns 0, or
+ * -1 without memory. */
+int ml_program_set_context(ml_program_t *p, const char *name, const char *json, const char *hint);
 
 /* Collective. Writes the meta record and opens (or resumes) the results file; exits 2 on every
  * rank if that fails. points_total: how many points the run plans. */

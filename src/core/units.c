@@ -1,6 +1,7 @@
 #include "units.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -159,4 +160,15 @@ int ml_parse_time_range(const char *text, int64_t *lo, int64_t *hi)
     *lo = x;
     *hi = y;
     return 0;
+}
+
+void ml_format_bytes(char *buf, size_t len, double bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", bytes, units[u]);
 }

@@ -6,6 +6,7 @@
 #ifndef MPILENS_CORE_UNITS_H
 #define MPILENS_CORE_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Each returns 0 and sets its outputs, or -1 (outputs untouched) for text outside the grammar. */
@@ -14,5 +15,8 @@ int ml_parse_time(const char *text, int64_t *ns);
 /* MIN:MAX with MIN <= MAX, or one value for both. */
 int ml_parse_size_range(const char *text, uint64_t *lo, uint64_t *hi);
 int ml_parse_time_range(const char *text, int64_t *lo, int64_t *hi);
+
+/* A byte count for people: "1.5 GiB". */
+void ml_format_bytes(char *buf, size_t len, double bytes);
 
 #endif

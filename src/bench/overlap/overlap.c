@@ -13,6 +13,7 @@
 #include "overlap.h"
 #include "series.h"
 #include "sync.h"
+#include "units.h"
 
 #define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,ibcast,iallreduce,ialltoall"
 
@@ -85,17 +86,6 @@ static size_t buffer_bytes(const overlap_t *o)
     return need > largest ? need : largest;
 }
 
-static void format_bytes(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", bytes, units[u]);
-}
-
 /* Refuses sizes whose buffers would not fit in a fair share of the node's memory, on every rank
  * at once; then allocates the buffers and touches them, so first-touch costs are not measured. */
 static void allocate_buffers(overlap_t *o)
@@ -106,8 +96,8 @@ static void allocate_buffers(overlap_t *o)
     MPI_Allreduce(&too_big, &any_too_big, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any_too_big) {
         char needs[32], haves[32];
-        format_bytes(needs, sizeof needs, need);
-        format_bytes(haves, sizeof haves, have);
+        ml_format_bytes(needs, sizeof needs, need);
+        ml_format_bytes(haves, sizeof haves, have);
         ml_program_exit_usage(&o->prog,
                               "these sizes need %s of buffers per rank, more than half of the %s of memory each "
                               "rank has on this node; lower the maximum of --sizes",
