@@ -22,7 +22,7 @@ void ml_pb_complete(ml_req_t *r, MPI_Status *status)
         } else if (ml_pb.method->mechanism == PB_SEPARATE) {
             ml_pb_separate_completed(r, r->comm, status);
         } else {
-            ml_pb_recv_finish(r, status);
+            ml_pb_recv_finish(r, status, ML_FINISH_STATUS_SEEN | ML_FINISH_CANCELLABLE);
         }
     }
     r->finished = 0;
@@ -129,7 +129,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         if (ml_pb.method->mechanism == PB_SEPARATE)
             ml_pb_separate_completed(r, r->comm, st);
         else
-            ml_pb_recv_finish(r, st);
+            ml_pb_recv_finish(r, st, ML_FINISH_STATUS_SEEN | ML_FINISH_CANCELLABLE);
         r->finished = 1;
     }
     return rc;

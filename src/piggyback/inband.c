@@ -130,7 +130,7 @@ static int pack_message(ml_req_t *r, int *used)
 {
     int position = 0, rc;
     if (r->contiguous) {
-        size_t payload = ml_pb_payload_bytes(r->count, r->type);
+        size_t payload = r->payload_bytes;
         int before = ml_pb.method->place == PB_BEFORE;
         unsigned char *staging = r->staging;
         memcpy(staging + (before ? 0 : payload), r->pb, ml_pb.size);
@@ -163,11 +163,9 @@ static int pack_message(ml_req_t *r, int *used)
  * not contiguous, what MPI_Pack_size says it needs (more than its bytes where packing adds some). */
 static int staging_for(ml_req_t *r)
 {
-    type_info_t info = type_info(r->type);
-    r->contiguous = info.contiguous;
     int packed = 0, rc = MPI_SUCCESS;
-    if (info.contiguous)
-        packed = (int)(info.size * (r->count > 0 ? r->count : 0));
+    if (r->contiguous)
+        packed = (int)r->payload_bytes;
     else
         rc = PMPI_Pack_size(r->count, r->type, r->comm, &packed);
     r->staging_size = (size_t)packed + ml_pb.size;
@@ -175,9 +173,18 @@ static int staging_for(ml_req_t *r)
     return rc;
 }
 
+/* What every message needs known once: its payload's bytes, and whether they are contiguous. */
+static void learn_payload(ml_req_t *r)
+{
+    type_info_t info = type_info(r->type);
+    r->contiguous = info.contiguous;
+    r->payload_bytes = (size_t)info.size * (size_t)(r->count > 0 ? r->count : 0);
+}
+
 int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
 {
-    size_t payload = ml_pb_payload_bytes(r->count, r->type);
+    learn_payload(r);
+    size_t payload = r->payload_bytes;
     r->pb = ml_pb_buffer_get(ml_pb.size);
     if (!r->persistent)
         ml_pb_produce(r->pb, r->peer, r->tag, r->comm, payload);
@@ -197,14 +204,15 @@ int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_
 
 int ml_pb_send_restart(ml_req_t *r)
 {
-    ml_pb_produce(r->pb, r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type));
+    ml_pb_produce(r->pb, r->peer, r->tag, r->comm, r->payload_bytes);
     int used;
     return r->staged ? pack_message(r, &used) : MPI_SUCCESS;
 }
 
 int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
 {
-    r->staged = r->staged || ml_pb_recv_staged(ml_pb_payload_bytes(r->count, r->type));
+    learn_payload(r);
+    r->staged = r->staged || ml_pb_recv_staged(r->payload_bytes);
     if (!r->staged) {
         r->pb = ml_pb_buffer_get(ml_pb.size);
         *wire_buf = MPI_BOTTOM;
@@ -261,10 +269,11 @@ static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb
     return payload;
 }
 
-int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status)
+int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status, int flags)
 {
     int cancelled = 0;
-    PMPI_Test_cancelled(status, &cancelled);
+    if (flags & ML_FINISH_CANCELLABLE)
+        PMPI_Test_cancelled(status, &cancelled);
     if (cancelled || status->MPI_SOURCE == MPI_PROC_NULL)
         return MPI_SUCCESS;
     size_t total = received_bytes(status), payload;
@@ -273,7 +282,8 @@ int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status)
         payload = unpack_message(r, total, &pb);
     else
         payload = total - ml_pb.size;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)payload);
+    if (flags & ML_FINISH_STATUS_SEEN)
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)payload);
     ml_pb_consume(pb, status->MPI_SOURCE, status->MPI_TAG, r->comm, payload);
     return MPI_SUCCESS;
 }

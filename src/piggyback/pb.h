@@ -85,6 +85,7 @@ struct ml_req {
     /* in-band */
     int staged;             /* the message went through `staging` (packed) */
     int contiguous;         /* ... copied by memcpy, as bytes, rather than packed */
+    size_t payload_bytes;   /* count × the type's size (a receive: at most) */
     void *staging;
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
@@ -131,8 +132,10 @@ int ml_pb_send_restart(ml_req_t *r);
 /* Receives: the buffer and type to receive into (r->staged set first forces staging). */
 int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Datatype *wire_type);
 /* After an in-band receive completed with `status` (a real one): unpack, consume, correct the
- * status so that it counts the payload only. */
-int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status);
+ * status so that it counts the payload only. Flags: the user will see the status (else it needs
+ * no correction); the receive may have been cancelled (a blocking one cannot). */
+enum { ML_FINISH_STATUS_SEEN = 1, ML_FINISH_CANCELLABLE = 2 };
+int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status, int flags);
 /* A probe's status: the payload only. */
 void ml_pb_probe_fix(MPI_Status *status);
 

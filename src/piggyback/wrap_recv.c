@@ -50,7 +50,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (rc == MPI_SUCCESS)
         rc = ML_NEXT(MPI_Recv)(wire_buf, wire_count, wire_type, source, tag, comm, st);
     if (rc == MPI_SUCCESS)
-        ml_pb_recv_finish(&r, st);
+        ml_pb_recv_finish(&r, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
     release(&r, &wire_type);
     return rc;
 }
@@ -139,7 +139,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
         rc = ML_NEXT(MPI_Sendrecv)(send_wire, send_count, send_type, dest, sendtag, recv_wire, recv_count, recv_type,
                                    source, recvtag, comm, st);
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-        ml_pb_recv_finish(&in, st);
+        ml_pb_recv_finish(&in, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
     release(&out, &send_type);
     release(&in, &recv_type);
     return rc;
@@ -184,7 +184,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                                                recvtag, comm, st);
     }
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-        ml_pb_recv_finish(&in, st);
+        ml_pb_recv_finish(&in, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
     release(&out, &send_type);
     release(&in, &recv_type);
     return rc;
@@ -263,7 +263,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     if (rc == MPI_SUCCESS)
         rc = ML_NEXT(MPI_Mrecv)(wire_buf, wire_count, wire_type, message, st);
     if (rc == MPI_SUCCESS)
-        ml_pb_recv_finish(&r, st);
+        ml_pb_recv_finish(&r, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
     release(&r, &wire_type);
     return rc;
 }
