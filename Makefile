@@ -25,7 +25,7 @@ OPENMPI5_VERSION := 5.0.11
 compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 
-.PHONY: run test deps build bench bench-overlap bench-coll clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps build bench bench-overlap bench-coll bench-piggyback clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -71,6 +71,9 @@ bench-overlap: deps build
 
 bench-coll: deps build
 	$(VENV)/bin/python bench/coll_cost
+
+bench-piggyback: deps build
+	@for f in $(filter openmpi mpich,$(FLAVOURS)); do $(VENV)/bin/python bench/piggyback_cost --mpi $$f; done
 
 clean:
 	rm -rf build
