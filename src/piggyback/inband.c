@@ -228,8 +228,15 @@ int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Dataty
 
 static size_t received_bytes(const MPI_Status *status)
 {
+    /* MPI_Get_count is the cheaper query (Open MPI's MPI_Get_elements walks the type); it says
+     * MPI_UNDEFINED beyond an int's reach, where MPI_Get_elements_x takes over */
+    int small = MPI_UNDEFINED;
     MPI_Count bytes = 0;
-    PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    PMPI_Get_count(status, MPI_BYTE, &small);
+    if (small != MPI_UNDEFINED)
+        bytes = small;
+    else
+        PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
     if (bytes < (MPI_Count)ml_pb.size)
         ml_pb_fail("a message of %lld bytes from rank %d (tag %d) carries no piggyback: does every rank "
                    "run the layer with the same method?",
