@@ -99,6 +99,9 @@ ml_req_t *ml_req_new(ml_req_kind_t kind);
 /* Records `r` under r->handle (set by the caller after the MPI call). */
 void ml_req_insert(ml_req_t *r);
 ml_req_t *ml_req_find(MPI_Request handle);
+/* After the MPI call that made r's request returned rc: records r under `handle` (active, or an
+ * inactive persistent request), or frees it when the call failed. Returns rc. */
+int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active);
 void ml_req_remove(ml_req_t *r);
 /* Frees the record and what it owns (buffers, types). */
 void ml_req_free(ml_req_t *r);

@@ -71,6 +71,18 @@ void ml_req_insert(ml_req_t *r)
     place(r);
 }
 
+int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active)
+{
+    if (rc != MPI_SUCCESS) {
+        ml_req_free(r);
+        return rc;
+    }
+    r->handle = handle;
+    r->active = active;
+    ml_req_insert(r);
+    return rc;
+}
+
 static void place(ml_req_t *r)
 {
     size_t i = slot_of(key_of(r->handle), n_slots);

@@ -79,14 +79,7 @@ static int recv_request(int persistent, void *buf, int count, MPI_Datatype type,
         else
             PMPI_Type_free(&wire_type);
     }
-    if (rc != MPI_SUCCESS) {
-        ml_req_free(r);
-        return rc;
-    }
-    r->handle = *request;
-    r->active = !persistent;
-    ml_req_insert(r);
-    if (!persistent)
+    if (ml_req_record(r, rc, *request, !persistent) == MPI_SUCCESS && !persistent)
         ml_pb_separate_posted(r);
     return rc;
 }
@@ -177,7 +170,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
         if (dest != MPI_PROC_NULL && source != MPI_PROC_NULL)
             rc = ML_NEXT(MPI_Sendrecv)(send_wire, send_count, send_type, dest, sendtag, recv_wire, recv_count,
                                        recv_type, source, recvtag, comm, st);
-        else /* one side is MPI_PROC_NULL: the other must not touch buf before it is sent */
+        else /* one side is MPI_PROC_NULL: only the other side's staging buffer goes to MPI */
             rc = ML_NEXT(MPI_Sendrecv_replace)(dest != MPI_PROC_NULL ? (void *)send_wire : recv_wire,
                                                dest != MPI_PROC_NULL ? send_count : recv_count,
                                                dest != MPI_PROC_NULL ? send_type : recv_type, dest, sendtag, source,
@@ -285,14 +278,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
         rc = ML_NEXT(MPI_Imrecv)(wire_buf, wire_count, wire_type, message, request);
     if (!r->staged)
         PMPI_Type_free(&wire_type);
-    if (rc != MPI_SUCCESS) {
-        ml_req_free(r);
-        return rc;
-    }
-    r->handle = *request;
-    r->active = 1;
-    ml_req_insert(r);
-    return rc;
+    return ml_req_record(r, rc, *request, 1);
 }
 
 /* ---- matched messages: a short list, since few are outstanding at once -------------------------- */

@@ -126,14 +126,7 @@ static int send_request(int mode, int persistent, const void *buf, int count, MP
                 PMPI_Type_free(&wire_type);
         }
     }
-    if (rc != MPI_SUCCESS) {
-        ml_req_free(r);
-        return rc;
-    }
-    r->handle = *request;
-    r->active = !persistent;
-    ml_req_insert(r);
-    return rc;
+    return ml_req_record(r, rc, *request, !persistent);
 }
 
 /* A persistent send being started: its pb produced now, and packed again with the payload. */
