@@ -8,6 +8,7 @@
  * pb comes last a struct receive would be wrong for a message shorter than the receive: its pb
  * would land in the user's buffer; so "after" always receives through staging. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pb.h"
@@ -21,7 +22,7 @@
 typedef struct {
     MPI_Datatype type;
     MPI_Count size;
-    int contiguous, known;
+    int contiguous, predefined, known;
 } type_info_t;
 
 static type_info_t predefined[64];
@@ -36,9 +37,10 @@ static type_info_t type_info(MPI_Datatype type)
         return *slot;
     int integers, addresses, types, combiner;
     PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
-    type_info_t info = {type, 0, 0, 1};
+    type_info_t info = {type, 0, 0, 0, 1};
     PMPI_Type_size_x(type, &info.size);
     if (combiner == MPI_COMBINER_NAMED) {
+        info.predefined = 1;
         MPI_Count lb, extent;
         PMPI_Type_get_true_extent_x(type, &lb, &extent);
         info.contiguous = lb == 0 && extent == info.size;
@@ -96,6 +98,89 @@ static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_
     MPI_Datatype types[2] = {before ? MPI_BYTE : type, before ? type : MPI_BYTE};
     int rc = PMPI_Type_create_struct(2, lengths, displacements, types, out);
     return rc == MPI_SUCCESS ? PMPI_Type_commit(out) : rc;
+}
+
+/* ---- blocking calls: one pb buffer per direction, and their struct types kept --------------------
+ * A blocking call's pb lives in the layer's buffer for its direction, so that the struct type
+ * joining it with the same user buffer, count and predefined type is the same from one call to
+ * the next (a ping-pong, a halo exchange): it is kept and reused rather than made, committed and
+ * freed each time, which costs microseconds. Only predefined user types: a derived type's handle
+ * may be freed and given to another type. Handlers must not call MPI point-to-point functions,
+ * which would reuse the buffer under them (docs/piggyback.md). */
+
+static unsigned char *direction_pb[2]; /* REQ_SEND, REQ_RECV */
+
+typedef struct {
+    const void *buf;
+    int count;
+    MPI_Datatype type, wire;
+    ml_req_kind_t kind;
+    int used;
+} cached_type_t;
+
+static cached_type_t cached_types[32];
+
+static unsigned char *blocking_pb(ml_req_kind_t kind)
+{
+    if (!direction_pb[kind] && !(direction_pb[kind] = malloc(ml_pb.size ? ml_pb.size : 1)))
+        ml_pb_fail("out of memory for the piggyback buffers");
+    return direction_pb[kind];
+}
+
+static int cached_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    uint64_t key = (uint64_t)(uintptr_t)r->buf ^ (uint64_t)r->count * 0x9e3779b97f4a7c15ULL ^ (uint64_t)r->kind;
+    cached_type_t *slot = &cached_types[(key ^ key >> 11 ^ key >> 29) % 32];
+    if (!(slot->used && slot->buf == r->buf && slot->count == r->count && slot->type == r->type &&
+          slot->kind == r->kind)) {
+        MPI_Datatype made;
+        int rc = struct_type(r->pb, r->buf, r->count, r->type, &made);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (slot->used)
+            PMPI_Type_free(&slot->wire);
+        *slot = (cached_type_t){r->buf, r->count, r->type, made, r->kind, 1};
+    }
+    *wire_type = slot->wire;
+    r->type_cached = 1;
+    return MPI_SUCCESS;
+}
+
+/* The pb buffer of r: the direction's own for a blocking call, else one from the pool. */
+static void take_pb(ml_req_t *r)
+{
+    r->pb_fixed = r->blocking;
+    r->pb = r->blocking ? blocking_pb(r->kind) : ml_pb_buffer_get(ml_pb.size);
+}
+
+/* The struct type for r's message: cached for a blocking call with a predefined type. */
+static int wire_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    if (r->blocking && type_info(r->type).predefined)
+        return cached_struct_type(r, wire_type);
+    return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
+}
+
+void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    if (!r->staged && !r->type_cached && *wire_type != MPI_DATATYPE_NULL)
+        PMPI_Type_free(wire_type);
+    ml_pb_buffer_put(r->staging);
+    if (!r->pb_fixed)
+        ml_pb_buffer_put(r->pb);
+    r->staging = r->pb = NULL;
+}
+
+void ml_pb_inband_finalize(void)
+{
+    for (size_t i = 0; i < sizeof cached_types / sizeof cached_types[0]; i++)
+        if (cached_types[i].used)
+            PMPI_Type_free(&cached_types[i].wire);
+    memset(cached_types, 0, sizeof cached_types);
+    for (int k = 0; k < 2; k++) {
+        free(direction_pb[k]);
+        direction_pb[k] = NULL;
+    }
 }
 
 /* MPI_Pack and MPI_Unpack of a payload at MPI_BOTTOM (absolute addresses): MPICH refuses a null
@@ -185,14 +270,14 @@ int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_
 {
     learn_payload(r);
     size_t payload = r->payload_bytes;
-    r->pb = ml_pb_buffer_get(ml_pb.size);
+    take_pb(r);
     if (!r->persistent)
         ml_pb_produce(r->pb, r->peer, r->tag, r->comm, payload);
     r->staged = r->staged || ml_pb_send_staged(payload);
     if (!r->staged) {
         *wire_buf = MPI_BOTTOM;
         *wire_count = 1;
-        return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
+        return wire_struct_type(r, wire_type);
     }
     int rc = staging_for(r);
     if (rc != MPI_SUCCESS)
@@ -214,10 +299,10 @@ int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Dataty
     learn_payload(r);
     r->staged = r->staged || ml_pb_recv_staged(r->payload_bytes);
     if (!r->staged) {
-        r->pb = ml_pb_buffer_get(ml_pb.size);
+        take_pb(r);
         *wire_buf = MPI_BOTTOM;
         *wire_count = 1;
-        return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
+        return wire_struct_type(r, wire_type);
     }
     int rc = staging_for(r);
     *wire_buf = r->staging;

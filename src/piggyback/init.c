@@ -51,6 +51,7 @@ int MPI_Finalize(void)
         ml_pb_zombies_poll(1);
         ml_pb_drivers_finalize(MPI_COMM_WORLD);
         ml_pb_separate_finalize();
+        ml_pb_inband_finalize();
         ml_pb.active = 0;
     }
     return ML_NEXT(MPI_Finalize)();

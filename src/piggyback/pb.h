@@ -83,6 +83,9 @@ struct ml_req {
     MPI_Comm comm;
     int send_mode;          /* persistent send: which *_init made it */
     /* in-band */
+    int blocking;           /* a blocking call: its pb and struct type may be the reused ones */
+    int pb_fixed;           /* pb is the layer's buffer for blocking calls, not a pooled one */
+    int type_cached;        /* wire struct type from the cache: not the caller's to free */
     int staged;             /* the message went through `staging` (packed) */
     int contiguous;         /* ... copied by memcpy, as bytes, rather than packed */
     size_t payload_bytes;   /* count × the type's size (a receive: at most) */
@@ -96,6 +99,8 @@ struct ml_req {
 };
 
 ml_req_t *ml_req_new(ml_req_kind_t kind);
+/* Fills the user's view of the operation (peer: destination or source pattern). */
+void ml_req_describe(ml_req_t *r, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm);
 /* Records `r` under r->handle (set by the caller after the MPI call). */
 void ml_req_insert(ml_req_t *r);
 ml_req_t *ml_req_find(MPI_Request handle);
@@ -141,6 +146,10 @@ enum { ML_FINISH_STATUS_SEEN = 1, ML_FINISH_CANCELLABLE = 2 };
 int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status, int flags);
 /* A probe's status: the payload only. */
 void ml_pb_probe_fix(MPI_Status *status);
+/* After a blocking call: its buffers back to the pool, its struct type freed unless cached. */
+void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
+/* At MPI_Finalize: the cached struct types freed. */
+void ml_pb_inband_finalize(void);
 
 /* ---- separate method (separate.c) ------------------------------------------------------------- */
 

@@ -140,6 +140,16 @@ ml_req_t *ml_req_new(ml_req_kind_t kind)
     return r;
 }
 
+void ml_req_describe(ml_req_t *r, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm)
+{
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = comm;
+}
+
 void ml_req_free(ml_req_t *r)
 {
     if (!r)

@@ -10,25 +10,6 @@ static int passes_through(int source) { return !ml_pb.active || source == MPI_PR
 
 static int separate(void) { return ml_pb.method->mechanism == PB_SEPARATE; }
 
-static void describe(ml_req_t *r, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm)
-{
-    r->buf = buf;
-    r->count = count;
-    r->type = type;
-    r->peer = source;
-    r->tag = tag;
-    r->comm = comm;
-}
-
-static void release(ml_req_t *r, MPI_Datatype *wire_type)
-{
-    if (!r->staged && *wire_type != MPI_DATATYPE_NULL)
-        PMPI_Type_free(wire_type);
-    ml_pb_buffer_put(r->staging);
-    ml_pb_buffer_put(r->pb);
-    r->staging = r->pb = NULL;
-}
-
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (passes_through(source))
@@ -41,8 +22,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
             ml_pb_separate_completed(NULL, comm, st);
         return rc;
     }
-    ml_req_t r = {0};
-    describe(&r, buf, count, type, source, tag, comm);
+    ml_req_t r = {.kind = REQ_RECV, .blocking = 1};
+    ml_req_describe(&r, buf, count, type, source, tag, comm);
     void *wire_buf;
     int wire_count;
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;
@@ -51,7 +32,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         rc = ML_NEXT(MPI_Recv)(wire_buf, wire_count, wire_type, source, tag, comm, st);
     if (rc == MPI_SUCCESS)
         ml_pb_recv_finish(&r, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
-    release(&r, &wire_type);
+    ml_pb_release(&r, &wire_type);
     return rc;
 }
 
@@ -63,7 +44,7 @@ static int recv_request(int persistent, void *buf, int count, MPI_Datatype type,
         return persistent ? ML_NEXT(MPI_Recv_init)(buf, count, type, source, tag, comm, request)
                           : ML_NEXT(MPI_Irecv)(buf, count, type, source, tag, comm, request);
     ml_req_t *r = ml_req_new(REQ_RECV);
-    describe(r, buf, count, type, source, tag, comm);
+    ml_req_describe(r, buf, count, type, source, tag, comm);
     r->persistent = persistent;
     void *wire_buf = buf;
     int wire_count = count, rc = MPI_SUCCESS;
@@ -113,9 +94,9 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
             ml_pb_separate_completed(NULL, comm, st);
         return rc;
     }
-    ml_req_t out = {0}, in = {0};
-    describe(&out, (void *)sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    describe(&in, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    ml_req_t out = {.kind = REQ_SEND, .blocking = 1}, in = {.kind = REQ_RECV, .blocking = 1};
+    ml_req_describe(&out, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    ml_req_describe(&in, recvbuf, recvcount, recvtype, source, recvtag, comm);
     const void *send_wire = sendbuf;
     void *recv_wire = recvbuf;
     int send_count = sendcount, recv_count = recvcount, rc = MPI_SUCCESS;
@@ -133,8 +114,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                                    source, recvtag, comm, st);
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
         ml_pb_recv_finish(&in, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
-    release(&out, &send_type);
-    release(&in, &recv_type);
+    ml_pb_release(&out, &send_type);
+    ml_pb_release(&in, &recv_type);
     return rc;
 }
 
@@ -154,10 +135,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
             ml_pb_separate_completed(NULL, comm, st);
         return rc;
     }
-    ml_req_t out = {0}, in = {0};
-    describe(&out, buf, count, type, dest, sendtag, comm);
-    describe(&in, buf, count, type, source, recvtag, comm);
-    out.staged = in.staged = 1;
+    ml_req_t out = {.kind = REQ_SEND, .blocking = 1, .staged = 1};
+    ml_req_t in = {.kind = REQ_RECV, .blocking = 1, .staged = 1};
+    ml_req_describe(&out, buf, count, type, dest, sendtag, comm);
+    ml_req_describe(&in, buf, count, type, source, recvtag, comm);
     const void *send_wire = buf;
     void *recv_wire = buf;
     int send_count = count, recv_count = count, rc = MPI_SUCCESS;
@@ -178,8 +159,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     }
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
         ml_pb_recv_finish(&in, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
-    release(&out, &send_type);
-    release(&in, &recv_type);
+    ml_pb_release(&out, &send_type);
+    ml_pb_release(&in, &recv_type);
     return rc;
 }
 
@@ -247,8 +228,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
         return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    ml_req_t r = {0};
-    describe(&r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
+    ml_req_t r = {.kind = REQ_RECV, .blocking = 1};
+    ml_req_describe(&r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
     void *wire_buf;
     int wire_count;
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;
@@ -257,7 +238,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
         rc = ML_NEXT(MPI_Mrecv)(wire_buf, wire_count, wire_type, message, st);
     if (rc == MPI_SUCCESS)
         ml_pb_recv_finish(&r, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);
-    release(&r, &wire_type);
+    ml_pb_release(&r, &wire_type);
     return rc;
 }
 
@@ -269,7 +250,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
     if (separate())
         return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
     ml_req_t *r = ml_req_new(REQ_RECV);
-    describe(r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
+    ml_req_describe(r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
     void *wire_buf;
     int wire_count;
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;

@@ -51,29 +51,13 @@ static int next_send_init(int mode, const void *buf, int count, MPI_Datatype typ
 
 static int passes_through(int dest) { return !ml_pb.active || dest == MPI_PROC_NULL; }
 
-static void describe(ml_req_t *r, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = type;
-    r->peer = dest;
-    r->tag = tag;
-    r->comm = comm;
-}
-
-static void release(ml_req_t *r)
-{
-    ml_pb_buffer_put(r->staging);
-    ml_pb_buffer_put(r->pb);
-    r->staging = r->pb = NULL;
-}
-
 static int send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     if (passes_through(dest))
         return next_send(mode, buf, count, type, dest, tag, comm);
-    ml_req_t r = {0};
-    describe(&r, buf, count, type, dest, tag, comm);
+    ml_req_t r = {.kind = REQ_SEND, .blocking = 1};
+    ml_req_describe(&r, buf, count, type, dest, tag, comm);
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL;
     int rc;
     if (ml_pb.method->mechanism == PB_SEPARATE) {
         ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
@@ -81,14 +65,11 @@ static int send_blocking(int mode, const void *buf, int count, MPI_Datatype type
     } else {
         const void *wire_buf;
         int wire_count;
-        MPI_Datatype wire_type;
         rc = ml_pb_send_prepare(&r, &wire_buf, &wire_count, &wire_type);
         if (rc == MPI_SUCCESS)
             rc = next_send(mode, wire_buf, wire_count, wire_type, dest, tag, comm);
-        if (!r.staged)
-            PMPI_Type_free(&wire_type);
     }
-    release(&r);
+    ml_pb_release(&r, &wire_type);
     return rc;
 }
 
@@ -100,7 +81,7 @@ static int send_request(int mode, int persistent, const void *buf, int count, MP
         return persistent ? next_send_init(mode, buf, count, type, dest, tag, comm, request)
                           : next_isend(mode, buf, count, type, dest, tag, comm, request);
     ml_req_t *r = ml_req_new(REQ_SEND);
-    describe(r, buf, count, type, dest, tag, comm);
+    ml_req_describe(r, buf, count, type, dest, tag, comm);
     r->persistent = persistent;
     r->send_mode = mode;
     int rc;
