@@ -40,7 +40,8 @@ typedef void (*mpilens_pb_producer_t)(void *pb, size_t size, int dest, int tag, 
 typedef void (*mpilens_pb_consumer_t)(const void *pb, size_t size, int source, int tag, MPI_Comm comm,
                                       size_t payload_bytes, void *context);
 
-/* Installs the tool's handlers (either may be NULL), replacing a built-in driver. */
+/* Installs the tool's handlers (either may be NULL), replacing a built-in driver. Handlers must
+ * not call MPI point-to-point functions: the layer is in the middle of their message. */
 mpilens_pb_status_t mpilens_pb_set_handlers(mpilens_pb_producer_t producer, mpilens_pb_consumer_t consumer,
                                             void *context);
 
