@@ -2,11 +2,16 @@
 
 Adding a family: write analysis/<name>.py (diagnose, compare) and plots/<name>.py (render), then
 add one Family(...) line to FAMILIES below. A family may also declare options of its own command
-(passed on to its program) and extra content for the comparison page. A family that has no
-program of its own to run (monitor watches the user's program) says in_suite=False: `mpilens
-suite` skips it, and its command is written in cli.py rather than made from the family. A family
-measured as a series over rank counts (coll) says np_series=True: its command takes a list of
-counts, writes one file per count, and the report reads those files as one run.
+(passed on to its program) and extra content for the comparison page. A family whose command is
+not one run of its program with the generic options says in_suite=False: `mpilens suite` skips
+it, and its command is written in cli.py rather than made from the family. Such are monitor (it
+runs the user's program) and piggyback (it runs its program once per layer configuration, with
+LD_PRELOAD and the layer's variables, then the example applications, and writes the threshold of
+the layer's auto method). A family measured as a
+series over rank counts (coll) says np_series=True: its command takes a list of counts, writes
+one file per count, and the report reads those files as one run (results.merge). A family that
+writes several files of another layout says how they read as one run with combine (piggyback:
+one file per layer configuration, which hold the same keys).
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from .analysis import coll as coll_analysis
 from .analysis import monitor as monitor_analysis
 from .analysis import overlap as overlap_analysis
+from .analysis import piggyback as piggyback_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
 from .plots import coll as coll_plots
 from .plots import monitor as monitor_plots
 from .plots import overlap as overlap_plots
+from .plots import piggyback as piggyback_plots
 from .plots import sanity as sanity_plots
-from .results import Run
+from .results import Run, merge
 from .section import Part, ReportSection
 from .units import parse_size, parse_time
 
@@ -76,6 +83,14 @@ class Family:
     min_ranks: int = 1
     # Lines its command prints before the findings, such as a table of the results.
     text_table: Optional[Callable[[Run], List[str]]] = None
+    # How several files of the family read as one run, other than a series over rank counts
+    # (see the module's docstring).
+    combine: Optional[Callable[[Sequence[Run]], Run]] = None
+
+    @property
+    def combiner(self) -> Optional[Callable[[Sequence[Run]], Run]]:
+        """How the report reads the family's files as one run; None: each file on its own."""
+        return self.combine or (merge if self.np_series else None)
 
     def preset_args(self, preset: str) -> List[str]:
         if preset not in self.presets:
@@ -180,6 +195,21 @@ COLL_OPTIONS = (
 )
 
 
+# mpilens piggyback: the program's options for the repetitions of every point, by preset; the
+# message sizes of the sweep of each method (seed 001 figure 2: 1 B to 4 MiB); and the example
+# applications (seed 001 figure 4), sized so that one solve takes a fraction of a second at 2
+# ranks on a laptop core: a run of --repeat solves then lasts about a second.
+PIGGYBACK_PRESETS = {"quick": ["--budget", "50ms"], "default": [], "full": ["--budget", "1s"]}
+PIGGYBACK_SIZES = {"quick": "1:1M", "default": "1:4M", "full": "1:4M"}
+PIGGYBACK_APPS_ON = {"quick": False, "default": True, "full": True}
+PIGGYBACK_APP_REPEAT = {"quick": 3, "default": 3, "full": 5}
+# (program, its size options, iterations by preset)
+PIGGYBACK_APPS = {
+    "sweep": ("mpilens-example-sweep", ["--n", "32"], {"quick": 6, "default": 6, "full": 16}),
+    "cg": ("mpilens-example-cg", ["--n", "32"], {"quick": 400, "default": 400, "full": 1200}),
+}
+
+
 FAMILIES: Dict[str, Family] = {family.name: family for family in (
     Family("sanity", "mpilens-sanity",
            "check that this machine and MPI can be measured: clock, compute kernels, clock "
@@ -199,6 +229,14 @@ FAMILIES: Dict[str, Family] = {family.name: family for family in (
            coll_plots.render, coll_analysis.diagnose, coll_analysis.compare,
            presets=COLL_PRESETS, options=COLL_OPTIONS, compare_parts=coll_plots.compare_parts,
            np_series=True, min_ranks=2, text_table=coll_analysis.comparison_table),
+    Family("piggyback", "mpilens-piggyback",
+           "What does attaching piggyback data to every message cost? Latency and bandwidth "
+           "under each method of libmpilens-piggyback against the library alone, over message "
+           "and pb sizes, and the overhead on two applications (seed 001)",
+           piggyback_plots.render, piggyback_analysis.diagnose, piggyback_analysis.compare,
+           presets=PIGGYBACK_PRESETS, compare_parts=piggyback_plots.compare_parts,
+           in_suite=False, min_ranks=2, text_table=piggyback_analysis.comparison_table,
+           combine=piggyback_analysis.combine),
     Family("monitor", "libmpilens-monitor",
            "run PROGRAM under the monitoring library: who sends how many messages and bytes to "
            "whom, per kind of communication (seed 004)",

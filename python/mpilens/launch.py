@@ -353,3 +353,27 @@ def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] 
         kept = (f'; the {tail.points} points measured so far are kept in "{output_file}" '
                 "(complete them with --resume)" if tail.points else "")
         raise MpilensError(_failure(cmd, returncode) + kept)
+
+
+def run_captured(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) -> str:
+    """Run cmd to its end and return what it printed on stdout (its stderr goes to the terminal);
+    env holds variables to set for it, over this process's environment. For programs that answer
+    on stdout rather than in a results file, such as the example applications."""
+    try:
+        process = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, text=True,
+                                   errors="replace",
+                                   env={**os.environ, **env} if env else None)
+    except OSError as error:
+        raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
+    try:
+        output, _ = process.communicate()
+    except KeyboardInterrupt:
+        _stop(process)
+        raise
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    if process.returncode != 0:
+        raise MpilensError(_failure(cmd, process.returncode))
+    return output

@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 from . import families
 from .markup import Markup, details, element, join, page, png_image, table
-from .results import Record, Run, merge
+from .results import Record, Run
 from .section import Part, Plot, ReportSection
 from .units import format_time
 
@@ -111,19 +111,21 @@ def _metadata_table(run: Run) -> Markup:
 
 
 def grouped(runs: Sequence[Run]) -> List[Run]:
-    """The runs as reports show them: the files of a family measured over rank counts (coll)
-    read as one run (results.merge), in the place of the first of them; others as they are."""
+    """The runs as reports show them: the files of a family written as several files (coll: one
+    per rank count; piggyback: one per layer configuration) read as one run (the family's
+    combiner), in the place of the first of them; others as they are."""
     series: Dict[str, List[Run]] = {}
     order: List[object] = []
     for run in runs:
         family = families.FAMILIES.get(run.family)
-        if family is None or not family.np_series:
+        if family is None or family.combiner is None:
             order.append(run)
         else:
             if run.family not in series:
                 order.append(run.family)
             series.setdefault(run.family, []).append(run)
-    return [merge(series[entry]) if isinstance(entry, str) else entry for entry in order]
+    return [families.FAMILIES[entry].combiner(series[entry]) if isinstance(entry, str) else entry
+            for entry in order]
 
 
 def _run_findings(run: Run) -> List[str]:

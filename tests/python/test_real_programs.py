@@ -245,3 +245,57 @@ def test_coll_series_reads_back(coll_runs, flavour):
     plots = {path.name for path in (outdir / "plots").glob("coll-*.png")}
     assert {"coll-methods.png", "coll-error.png", "coll-profile-bcast-linear-np4.png",
             "coll-profile-bcast-binomial-np2.png", "coll-profile-bcast-library-np4.png"} <= plots
+
+
+@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+def test_piggyback_command(flavour, tmp_path):
+    """`mpilens piggyback --preset quick` with three methods, one extra pb size and tiny
+    applications: every run under the layer it asked for, the applications' checksums unchanged by
+    the layer, the auto threshold written for this library beside another library's line."""
+    from mpilens.analysis import piggyback as pb
+
+    for program in ("mpilens-piggyback", "mpilens-example-sweep", "mpilens-example-cg"):
+        _require_program(flavour, program)
+    auto_file = tmp_path / "piggyback-auto"
+    auto_file.write_text("Some Other MPI 1.0\t123\n")
+    out = tmp_path / "run"
+    methods = ("pack-before", "datatype-before", "separate")
+    done = run_cli("piggyback", "--mpi", flavour, "--preset", "quick", "--methods", ",".join(methods),
+                   "--pb-sizes", "4,64", "--apps", "--app-scale", "0.05", "--output", str(out),
+                   env={"MPILENS_PB_AUTO_FILE": str(auto_file)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    runs = []
+    for method in ("none", *methods):
+        run = results.load(out / f"piggyback-{method}.jsonl")
+        pb_size = 0 if method == "none" else 4
+        assert run.complete and len(run.points) == 2 * 2 * 21  # 1 B to 1 MiB, both benchmarks and receives
+        assert run.meta["piggyback"] == {"method": method, "pb_size": pb_size}
+        assert run.meta["mpi"]["flavour"] == flavour
+        assert {(p["params"]["method"], p["params"]["pb_size"]) for p in run.points} == {(method, pb_size)}
+        runs.append(run)
+        if method == "none":
+            continue
+        for bench, size in (("latency", 4), ("bandwidth", 512 * 1024)):
+            sweep = results.load(out / f"piggyback-{method}-pb64-{bench}.jsonl")
+            assert [(p["bench"], p["params"]["recv"], p["params"]["size_bytes"], p["params"]["pb_size"])
+                    for p in sweep.points] == [(bench, "specific", size, 64)]
+            runs.append(sweep)
+    apps = results.load(out / "piggyback-apps.jsonl")
+    assert apps.complete and len(apps.points) == 2 * 2 * (1 + len(methods) * 2)
+    whole = pb.combine(runs + [apps])
+    assert pb.checksum_mismatches(whole) == []
+    assert "checksums: all 24 application runs under the layer gave the same checksum as without it" \
+        in done.stdout.splitlines()
+    # the threshold written is the one the measurements give, on the line of this library
+    threshold = pb.auto_threshold(pb.measurements(whole))
+    library = runs[0].meta["mpi"]["library_full"].split("\n")[0]
+    assert auto_file.read_text() == f"Some Other MPI 1.0\t123\n{library}\t{threshold.size}\n"
+    lines = done.stdout.splitlines()
+    assert lines[-3].startswith(f"auto threshold: {threshold.size} bytes for ")
+    assert lines[-2:] == [f"results: {out}", f"report: {out / 'report.html'}"]
+    assert lines[1].split()[:3] == ["method", "lat", "1B"]
+    assert [line.split()[0] for line in lines[2:6]] == ["none", *methods]
+    assert sorted(path.name for path in (out / "plots").iterdir()) == [
+        "piggyback-apps.png", "piggyback-pb-sizes.png", "piggyback-ratios.png", "piggyback-sizes.png"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("<h2>Piggyback cost") == 1 and page.count("data:image/png") == 4

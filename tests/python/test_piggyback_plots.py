@@ -1,0 +1,114 @@
+"""The piggyback report section and comparison parts, drawn from a synthetic study: which
+figures exist, what each draws (by artist id, not by pixels), the tables, the whole report."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from mpilens import report
+from mpilens.analysis import piggyback as pb
+from mpilens.plots import piggyback as plots
+from test_coll_plots import assert_drawn, by_gid, plots_of, text_of
+from test_piggyback_analysis import SIZES, apps_run, pb_run, study, sweep_points
+
+
+@pytest.fixture(scope="module")
+def whole():
+    return study(methods=("pack-before", "datatype-before", "separate", "auto"))
+
+
+@pytest.fixture(scope="module")
+def section(whole):
+    return plots.render(whole)
+
+
+def test_section_holds_the_three_figures_of_the_seed_and_the_ratios(section):
+    assert section.title == "Piggyback cost"
+    found = plots_of(section.parts)
+    assert [plot.name for plot in found] == ["sizes", "ratios", "pb-sizes", "apps"]
+    for plot in found:
+        assert_drawn(plot.png)
+    text = text_of(section.parts)
+    assert "<h3>Diagnosis</h3>" in text and "auto threshold: datatype-before" in text
+    assert "<td>datatype-before</td><td>a struct datatype joining" in text
+    # the applications' table: the baseline first, a checksum column
+    assert ("<tr><td>cg</td><td>wildcard</td><td>none</td><td>-</td><td>2 s</td><td>-</td>"
+            "<td>0x1.8p+3</td><td></td></tr>") in text
+    assert ("<tr><td>cg</td><td>wildcard</td><td>separate</td><td>4 KiB</td><td>2.9 s</td>"
+            "<td>1.450</td><td>0x1.8p+3</td><td>yes</td></tr>") in text
+
+
+def test_sizes_figure_one_curve_per_method_and_kind_of_receive(whole):
+    figure = plots.sizes_figure(pb.measurements(whole))
+    panels = figure.axes
+    assert [axes.get_title() for axes in panels] == [
+        "latency (one way), specific receives", "latency (one way), wildcard receives",
+        "bandwidth, specific receives", "bandwidth, wildcard receives"]
+    for axes in panels:
+        assert axes.get_xscale() == "log" and axes.get_yscale() == "log"
+        for method in ("none", "pack-before", "datatype-before", "separate", "auto"):
+            (line,) = by_gid(axes.lines, method)
+            assert list(line.get_xdata()) == SIZES
+    (none,) = by_gid(panels[0].lines, "none")
+    assert none.get_ydata()[0] == pytest.approx(1000.25)
+
+
+def test_ratios_figure_draws_auto_goal(whole):
+    figure = plots.ratios_figure(pb.measurements(whole))
+    latency, _, bandwidth, _ = figure.axes
+    (separate,) = by_gid(latency.lines, "separate")
+    assert separate.get_ydata()[0] == pytest.approx(1800.25 / 1000.25)
+    assert len(by_gid(latency.patches, "goal")) == 1
+    assert len(by_gid(bandwidth.collections, "goal")) == 1
+    assert not by_gid(latency.lines, "none")
+
+
+def test_pb_figure_against_pb_size_with_the_baseline(whole):
+    figure = plots.pb_figure(pb.measurements(whole))
+    latency, bandwidth = figure.axes
+    (line,) = by_gid(latency.lines, "separate")
+    assert list(line.get_xdata()) == [4, 64, 4096]
+    assert line.get_ydata()[-1] - line.get_ydata()[0] == pytest.approx(4092)
+    (base,) = by_gid(bandwidth.lines, "none")
+    assert base.get_ydata()[0] == pytest.approx(512 * 1024 / (1000 + 0.25 * 512 * 1024) * 1e9)
+
+
+def test_apps_figure_bars_per_method(whole):
+    figure = plots.apps_figure(whole)
+    (axes,) = figure.axes
+    bars = by_gid(axes.patches, "separate")
+    assert [patch.get_height() for patch in bars] == pytest.approx(
+        [1.02, 1.04, 1.07, 1.09, 1.20, 1.40, 1.25, 1.45])
+    assert [label.get_text() for label in axes.get_xticklabels()][:3] == [
+        "sweep\n4 B pb", "sweep\n4 KiB pb", "sweep WC\n4 B pb"]
+
+
+def test_no_figures_without_their_data():
+    points_only = pb.combine([pb_run("none", sweep_points("none")),
+                              pb_run("separate", sweep_points("separate"))])
+    names = [plot.name for plot in plots_of(plots.render(points_only).parts)]
+    assert names == ["sizes", "ratios"]
+    apps_only = pb.combine([apps_run(("separate",))])
+    assert [plot.name for plot in plots_of(plots.render(apps_only).parts)] == ["apps"]
+
+
+def test_report_and_comparison_pages(whole, tmp_path):
+    page = report.write_report(whole.members, tmp_path / "out").read_text(encoding="utf-8")
+    assert page.count("<h2>Piggyback cost") == 1
+    assert "<h3>piggyback-separate-pb4096-latency.jsonl</h3>" in page
+    for sentence in report.findings(whole.members):
+        assert html.escape(sentence) in page
+    written = sorted(p.name for p in (tmp_path / "out" / "plots").iterdir())
+    assert written == ["piggyback-apps.png", "piggyback-pb-sizes.png", "piggyback-ratios.png",
+                       "piggyback-sizes.png"]
+    other = study(methods=("separate",), apps=False)
+    page = report.write_comparison(whole.members, other.members, tmp_path / "cmp",
+                                   ("laptop", "cluster")).read_text(encoding="utf-8")
+    assert ("<li>piggyback: separate (4 B pb, specific receives, against no layer): latency at "
+            "1 B +80% in A, +80% in B; bandwidth at 4 MiB -0.1% in A, -0.1% in B</li>") in page
+    assert "<th>latency at 1 B, A: laptop</th>" in page
+    parts = plots.compare_parts(whole, other, ("laptop", "cluster"))
+    (plot,) = plots_of(parts)
+    assert_drawn(plot.png)
