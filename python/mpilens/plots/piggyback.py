@@ -4,7 +4,7 @@ the applications' overhead (figure 4), tables of every number, and the compariso
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import piggyback as pb
 from ..markup import Markup, details, element, join, table
@@ -116,12 +116,15 @@ def _line(axes: "Axes", method: str, points: Sequence[Tuple[float, float]],
 BENCH_TITLES = {pb.LATENCY: "latency (one way)", pb.BANDWIDTH: "bandwidth"}
 
 
-def sizes_figure(found: pb.Found) -> Optional["Figure"]:
-    """Seed figure 2: latency and bandwidth against the message size, one curve per method with
-    the 4-byte pb and the library alone; one column per kind of receive."""
+def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict],
+                 finish_panel: Callable[["Axes", str, str, List[float], Dict[str, object]], None]
+                 ) -> Optional["Figure"]:
+    """One panel per benchmark (rows) and kind of receive (columns) that has curves, each
+    method's curve drawn in it; finish_panel(axes, bench, recv, values drawn, legend handles)
+    adds its axes and decorations. None when there is nothing to draw."""
     recvs = pb.recvs_measured(found)
     benches = [bench for bench in (pb.LATENCY, pb.BANDWIDTH)
-               if any(pb.size_curves(found, bench, recv) for recv in recvs)]
+               if any(curves_of(found, bench, recv) for recv in recvs)]
     if not benches:
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
@@ -130,17 +133,26 @@ def sizes_figure(found: pb.Found) -> Optional["Figure"]:
     for row, bench in zip(grid, benches):
         for axes, recv in zip(row, recvs):
             values: List[float] = []
-            for method, curve in pb.size_curves(found, bench, recv).items():
+            for method, curve in curves_of(found, bench, recv).items():
                 points = _positive(curve)
                 if points:
                     handles.setdefault(_label(method), _line(axes, method, points))
-                    values += [figure for _, figure in points]
-            _size_axis(axes)
-            _figure_axis(axes, bench, values)
-            _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
-                      "latency" if bench == pb.LATENCY else "bandwidth")
+                    values += [y for _, y in points]
+            finish_panel(axes, bench, recv, values, handles)
     _legend(grid[0][-1], handles)
     return figure
+
+
+def sizes_figure(found: pb.Found) -> Optional["Figure"]:
+    """Seed figure 2: latency and bandwidth against the message size, one curve per method with
+    the 4-byte pb and the library alone; one column per kind of receive."""
+    def finish(axes: "Axes", bench: str, recv: str, values: List[float], handles) -> None:
+        _size_axis(axes)
+        _figure_axis(axes, bench, values)
+        _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
+                  "latency" if bench == pb.LATENCY else "bandwidth")
+
+    return _method_grid(found, pb.size_curves, finish)
 
 
 def _ratio_axis(axes: "Axes", values: Sequence[float]) -> None:
@@ -162,42 +174,27 @@ def ratios_figure(found: pb.Found) -> Optional["Figure"]:
     """Each method's figure over the library's at the same size: latency ratios above 1 and
     bandwidth ratios below 1 are the cost; auto's goal shaded (at most 10% more latency at small
     sizes, at most 2% less bandwidth from 1 MiB on)."""
-    recvs = pb.recvs_measured(found)
-    benches = [bench for bench in (pb.LATENCY, pb.BANDWIDTH)
-               if any(pb.ratio_curves(found, bench, recv) for recv in recvs)]
-    if not benches:
-        return None
-    figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
-    grid = _panels(figure, len(benches), len(recvs))
-    handles: Dict[str, object] = {}
-    for row, bench in zip(grid, benches):
-        for axes, recv in zip(row, recvs):
-            values: List[float] = []
-            for method, curve in pb.ratio_curves(found, bench, recv).items():
-                points = _positive(curve)
-                if points:
-                    handles.setdefault(_label(method), _line(axes, method, points))
-                    values += [r for _, r in points]
-            axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
-            sizes = [size for curve in pb.ratio_curves(found, bench, recv).values()
-                     for size in curve if size > 0]
-            if bench == pb.LATENCY:
-                band = axes.axhspan(1, 1 + pb.LATENCY_GOAL, color=GOAL_COLOUR, zorder=0,
-                                    gid="goal")
-            elif sizes and max(sizes) >= pb.BANDWIDTH_GOAL_FROM:
-                band = axes.fill_between([pb.BANDWIDTH_GOAL_FROM, max(sizes)],
-                                         1 - pb.BANDWIDTH_GOAL, 1, color=GOAL_COLOUR, zorder=0,
-                                         gid="goal")
-            else:
-                band = None
-            if band is not None:
-                handles.setdefault("auto's goal", band)
-            _size_axis(axes)
-            _ratio_axis(axes, values + [1.0])
-            _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
-                      "with layer / without")
-    _legend(grid[0][-1], handles)
-    return figure
+    def finish(axes: "Axes", bench: str, recv: str, values: List[float],
+               handles: Dict[str, object]) -> None:
+        axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
+        sizes = [size for curve in pb.ratio_curves(found, bench, recv).values()
+                 for size in curve if size > 0]
+        if bench == pb.LATENCY:
+            band = axes.axhspan(1, 1 + pb.LATENCY_GOAL, color=GOAL_COLOUR, zorder=0, gid="goal")
+        elif sizes and max(sizes) >= pb.BANDWIDTH_GOAL_FROM:
+            band = axes.fill_between([pb.BANDWIDTH_GOAL_FROM, max(sizes)],
+                                     1 - pb.BANDWIDTH_GOAL, 1, color=GOAL_COLOUR, zorder=0,
+                                     gid="goal")
+        else:
+            band = None
+        if band is not None:
+            handles.setdefault("auto's goal", band)
+        _size_axis(axes)
+        _ratio_axis(axes, values + [1.0])
+        _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
+                  "with layer / without")
+
+    return _method_grid(found, pb.ratio_curves, finish)
 
 
 def pb_figure(found: pb.Found) -> Optional["Figure"]:
