@@ -30,11 +30,14 @@ static type_info_t predefined[64];
 
 static type_info_t type_info(MPI_Datatype type)
 {
+    static type_info_t last; /* a program sends one type again and again: one compare */
+    if (last.known && last.type == type)
+        return last;
     uint64_t key = 0;
     memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
     type_info_t *slot = &predefined[(key ^ key >> 7 ^ key >> 17) % 64];
     if (slot->known && slot->type == type)
-        return *slot;
+        return last = *slot;
     int integers, addresses, types, combiner;
     PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
     type_info_t info = {type, 0, 0, 0, 1};
@@ -44,7 +47,7 @@ static type_info_t type_info(MPI_Datatype type)
         MPI_Count lb, extent;
         PMPI_Type_get_true_extent_x(type, &lb, &extent);
         info.contiguous = lb == 0 && extent == info.size;
-        *slot = info;
+        last = *slot = info;
     }
     return info;
 }
@@ -311,10 +314,19 @@ int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Dataty
     return rc;
 }
 
-static size_t received_bytes(const MPI_Status *status)
+/* The bytes a receive got. Open MPI and MPICH keep them in their public status structure, read
+ * here as their MPI_Get_count reads them: the call checks its arguments and divides by the
+ * type's size, which on a 1-byte message is a good part of the layer's whole cost. Elsewhere,
+ * MPI_Get_count (cheaper than Open MPI's MPI_Get_elements, which walks the type), and beyond an
+ * int's reach MPI_Get_elements_x. */
+static MPI_Count status_bytes(const MPI_Status *status)
 {
-    /* MPI_Get_count is the cheaper query (Open MPI's MPI_Get_elements walks the type); it says
-     * MPI_UNDEFINED beyond an int's reach, where MPI_Get_elements_x takes over */
+#if defined(OPEN_MPI)
+    return (MPI_Count)status->_ucount;
+#elif defined(MPICH)
+    return (MPI_Count)((uint64_t)((unsigned)status->count_hi_and_cancelled >> 1) << (8 * sizeof(int)) |
+                       (unsigned)status->count_lo);
+#else
     int small = MPI_UNDEFINED;
     MPI_Count bytes = 0;
     PMPI_Get_count(status, MPI_BYTE, &small);
@@ -322,6 +334,13 @@ static size_t received_bytes(const MPI_Status *status)
         bytes = small;
     else
         PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    return bytes;
+#endif
+}
+
+static size_t received_bytes(const MPI_Status *status)
+{
+    MPI_Count bytes = status_bytes(status);
     if (bytes < (MPI_Count)ml_pb.size)
         ml_pb_fail("a message of %lld bytes from rank %d (tag %d) carries no piggyback: does every rank "
                    "run the layer with the same method?",
@@ -386,3 +405,63 @@ void ml_pb_probe_fix(MPI_Status *status)
         return;
     PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)(received_bytes(status) - ml_pb.size));
 }
+
+/* ---- small blocking messages, staged on the stack ----------------------------------------------
+ * A blocking call's message of a contiguous predefined type that the method stages (pack, auto
+ * below its threshold, and every "after" receive) and that fits SMALL_MESSAGE bytes with its pb
+ * goes through a buffer on the stack: no record, no pooled buffer, one type lookup. On the small
+ * messages of a ping-pong, the layer's bookkeeping cost as much as MPI's own send and receive.
+ * The bytes on the wire are those of the general path. */
+enum { SMALL_MESSAGE = 512 };
+
+/* The payload's bytes when (count, type) may take the small path, else (size_t)-1. */
+static size_t small_payload(int count, MPI_Datatype type)
+{
+    type_info_t info = type_info(type);
+    if (!info.contiguous || count < 0)
+        return (size_t)-1;
+    size_t payload = (size_t)info.size * (size_t)count;
+    return payload + ml_pb.size <= SMALL_MESSAGE ? payload : (size_t)-1;
+}
+
+int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode,
+                     const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc)
+{
+    size_t payload = small_payload(count, type);
+    if (payload == (size_t)-1 || !ml_pb_send_staged(payload))
+        return 0;
+    _Alignas(16) unsigned char wire[SMALL_MESSAGE];
+    _Alignas(16) unsigned char pb[SMALL_MESSAGE]; /* produced aligned, wherever it goes */
+    int before = ml_pb.method->place == PB_BEFORE;
+    unsigned char *pb_at = before ? wire : pb;
+    ml_pb_produce(pb_at, dest, tag, comm, payload);
+    if (payload)
+        memcpy(wire + (before ? ml_pb.size : 0), buf, payload);
+    if (!before)
+        memcpy(wire + payload, pb, ml_pb.size);
+    *rc = next(mode, wire, (int)(payload + ml_pb.size), MPI_BYTE, dest, tag, comm);
+    return 1;
+}
+
+int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                     MPI_Status *status, int *rc)
+{
+    size_t posted = small_payload(count, type);
+    if (posted == (size_t)-1 || !ml_pb_recv_staged(posted))
+        return 0;
+    _Alignas(16) unsigned char wire[SMALL_MESSAGE];
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    *rc = ML_NEXT(MPI_Recv)(wire, (int)(posted + ml_pb.size), MPI_BYTE, source, tag, comm, st);
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    size_t payload = received_bytes(st) - ml_pb.size;
+    int before = ml_pb.method->place == PB_BEFORE;
+    if (payload)
+        memcpy(buf, wire + (before ? ml_pb.size : 0), payload);
+    if (status != MPI_STATUS_IGNORE)
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)payload);
+    ml_pb_consume(wire + (before ? 0 : payload), st->MPI_SOURCE, st->MPI_TAG, comm, payload);
+    return 1;
+}
+

@@ -146,6 +146,13 @@ enum { ML_FINISH_STATUS_SEEN = 1, ML_FINISH_CANCELLABLE = 2 };
 int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status, int flags);
 /* A probe's status: the payload only. */
 void ml_pb_probe_fix(MPI_Status *status);
+/* A blocking send or receive of a small message of a contiguous predefined type that the method
+ * stages, done whole through a buffer on the stack (`next` sends in the given mode). Returns 0,
+ * having done nothing, for any other message; else 1, with MPI's return code in *rc. */
+int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode,
+                     const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc);
+int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                     MPI_Status *status, int *rc);
 /* After a blocking call: its buffers back to the pool, its struct type freed unless cached. */
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
 /* At MPI_Finalize: the cached struct types freed. */

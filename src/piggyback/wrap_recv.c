@@ -22,12 +22,15 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
             ml_pb_separate_completed(NULL, comm, st);
         return rc;
     }
+    int rc;
+    if (ml_pb_small_recv(buf, count, type, source, tag, comm, status, &rc))
+        return rc;
     ml_req_t r = {.kind = REQ_RECV, .blocking = 1};
     ml_req_describe(&r, buf, count, type, source, tag, comm);
     void *wire_buf;
     int wire_count;
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;
-    int rc = ml_pb_recv_prepare(&r, &wire_buf, &wire_count, &wire_type);
+    rc = ml_pb_recv_prepare(&r, &wire_buf, &wire_count, &wire_type);
     if (rc == MPI_SUCCESS)
         rc = ML_NEXT(MPI_Recv)(wire_buf, wire_count, wire_type, source, tag, comm, st);
     if (rc == MPI_SUCCESS)

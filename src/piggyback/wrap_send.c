@@ -55,10 +55,13 @@ static int send_blocking(int mode, const void *buf, int count, MPI_Datatype type
 {
     if (passes_through(dest))
         return next_send(mode, buf, count, type, dest, tag, comm);
+    int rc;
+    if (ml_pb.method->mechanism != PB_SEPARATE &&
+        ml_pb_small_send(next_send, mode, buf, count, type, dest, tag, comm, &rc))
+        return rc;
     ml_req_t r = {.kind = REQ_SEND, .blocking = 1};
     ml_req_describe(&r, buf, count, type, dest, tag, comm);
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;
-    int rc;
     if (ml_pb.method->mechanism == PB_SEPARATE) {
         ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
         rc = next_send(mode, buf, count, type, dest, tag, comm);
