@@ -117,11 +117,13 @@ typedef struct {
     const void *buf;
     int count;
     MPI_Datatype type, wire;
-    ml_req_kind_t kind;
     int used;
 } cached_type_t;
 
-static cached_type_t cached_types[32];
+/* One cache per direction: a Sendrecv uses a type of each at once, and a new entry frees the one
+ * it replaces (one shared cache freed the send's type when the receive's took its slot). */
+enum { CACHED_TYPES = 32 };
+static cached_type_t cached_types[2][CACHED_TYPES];
 
 static unsigned char *blocking_pb(ml_req_kind_t kind)
 {
@@ -132,17 +134,16 @@ static unsigned char *blocking_pb(ml_req_kind_t kind)
 
 static int cached_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
 {
-    uint64_t key = (uint64_t)(uintptr_t)r->buf ^ (uint64_t)r->count * 0x9e3779b97f4a7c15ULL ^ (uint64_t)r->kind;
-    cached_type_t *slot = &cached_types[(key ^ key >> 11 ^ key >> 29) % 32];
-    if (!(slot->used && slot->buf == r->buf && slot->count == r->count && slot->type == r->type &&
-          slot->kind == r->kind)) {
+    uint64_t key = (uint64_t)(uintptr_t)r->buf ^ (uint64_t)r->count * 0x9e3779b97f4a7c15ULL;
+    cached_type_t *slot = &cached_types[r->kind][(key ^ key >> 11 ^ key >> 29) % CACHED_TYPES];
+    if (!(slot->used && slot->buf == r->buf && slot->count == r->count && slot->type == r->type)) {
         MPI_Datatype made;
         int rc = struct_type(r->pb, r->buf, r->count, r->type, &made);
         if (rc != MPI_SUCCESS)
             return rc;
         if (slot->used)
             PMPI_Type_free(&slot->wire);
-        *slot = (cached_type_t){r->buf, r->count, r->type, made, r->kind, 1};
+        *slot = (cached_type_t){r->buf, r->count, r->type, made, 1};
     }
     *wire_type = slot->wire;
     r->type_cached = 1;
@@ -176,9 +177,10 @@ void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type)
 
 void ml_pb_inband_finalize(void)
 {
-    for (size_t i = 0; i < sizeof cached_types / sizeof cached_types[0]; i++)
-        if (cached_types[i].used)
-            PMPI_Type_free(&cached_types[i].wire);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < CACHED_TYPES; i++)
+            if (cached_types[k][i].used)
+                PMPI_Type_free(&cached_types[k][i].wire);
     memset(cached_types, 0, sizeof cached_types);
     for (int k = 0; k < 2; k++) {
         free(direction_pb[k]);

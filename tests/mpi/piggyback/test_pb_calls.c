@@ -183,6 +183,26 @@ static void ring_exchanges(void)
     received_messages += 2;
 }
 
+/* Sendrecv from many different buffers: the datatype methods keep the struct types of blocking
+ * calls by buffer, and a Sendrecv uses one for each direction at once; a new type for one must
+ * never free the other's (a shared cache did, when the two buffers' entries met in one slot). The
+ * buffers are spread over 64 KiB in a pseudo-random order that every rank follows. */
+static void ring_exchanges_many_buffers(void)
+{
+    enum { EXCHANGES = 512, N = 4, SPAN = 16384 };
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    static int out[SPAN], in[SPAN];
+    unsigned lcg = 12345;
+    for (int x = 0; x < EXCHANGES; x++) {
+        lcg = lcg * 1103515245u + 12345u;
+        int *o = out + (lcg >> 8) % (SPAN - N), *i = in + (lcg >> 4) % (SPAN - N);
+        fill(o, N, 400 + x % 100);
+        MPI_Sendrecv(o, N, MPI_INT, right, 42, i, N, MPI_INT, left, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(holds(i, N, 400 + x % 100));
+    }
+    received_messages += EXCHANGES;
+}
+
 /* ---- persistent requests restarted with new data ---------------------------------------------------- */
 
 static void persistent_requests(void)
@@ -391,6 +411,7 @@ int main(int argc, char **argv)
     wildcard_then_specific(1);
     nonblocking_completions();
     ring_exchanges();
+    ring_exchanges_many_buffers();
     persistent_requests();
     probes();
     counts_and_datatypes();
