@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs a build tree into a temporary prefix and uses it as a user would: runs the programs,
 # compiles against the headers through pkg-config, and finds the package from CMake.
-# usage: check_install.sh BUILD_DIR C_COMPILER
+# usage: check_install.sh BUILD_DIR C_COMPILER MPI_C_COMPILER
 set -eu
-build=$1 cc=$2
+build=$1 cc=$2 mpicc=$3
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -26,6 +26,21 @@ cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags mpilens)
 $cc $cflags "$prefix/use.c" -o "$prefix/use" || fail "cannot compile against the installed header"
 version=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion mpilens)
 [ "$("$prefix/use")" = "$version 1" ] || fail "header and pkg-config disagree on the version"
+
+# each library has its pkg-config file, naming it and the directory of its tool API header
+for lib in monitor piggyback progress; do
+  flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs "mpilens-$lib") || fail "no mpilens-$lib.pc"
+  [[ "$flags" == *"-lmpilens-$lib"* ]] || fail "mpilens-$lib.pc does not link the library: $flags"
+  ls "$prefix"/lib*/libmpilens-"$lib".so >/dev/null 2>&1 || ls "$prefix"/lib/*/libmpilens-"$lib".so >/dev/null 2>&1 ||
+    fail "libmpilens-$lib.so not installed"
+done
+cat >"$prefix/use_api.c" <<'C'
+#include <mpilens/piggyback.h>
+#include <mpilens/progress.h>
+int main(void) { return mpilens_progress_status_string(MPILENS_PROGRESS_OK) == 0; }
+C
+cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags mpilens-progress)
+$mpicc $cflags -c "$prefix/use_api.c" -o "$prefix/use_api.o" || fail "cannot compile against the tool API headers"
 
 # a CMake project finds the package
 mkdir -p "$prefix/consumer"
