@@ -4,8 +4,8 @@ Adding a family: write analysis/<name>.py (diagnose, compare) and plots/<name>.p
 add one Family(...) line to FAMILIES below. A family may also declare options of its own command
 (passed on to its program) and extra content for the comparison page. A family whose command is
 not one run of its program with the generic options says in_suite=False: `mpilens suite` skips
-it, and its command is written in cli.py rather than made from the family. Such are monitor (it
-runs the user's program) and piggyback (it runs its program once per layer configuration, with
+it, and its command is written by hand (cli.py registers it) rather than made from the family.
+Such are monitor (it runs the user's program) and piggyback (it runs its program once per layer configuration, with
 LD_PRELOAD and the layer's variables, then the example applications, and writes the threshold of
 the layer's auto method). A family measured as a
 series over rank counts (coll) says np_series=True: its command takes a list of counts, writes

@@ -1,0 +1,131 @@
+"""What the `mpilens` commands share: the launch options, the output directory, the warning
+about oversubscribed cores and the printed tables and findings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence
+
+from . import families, launch, report, results
+from .errors import MpilensError
+
+DEFAULT_RANKS = 2
+DEFAULT_RANK_COUNTS = "2,4"
+
+
+def _rank_count(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f'invalid number of ranks "{text}": expected an integer of at least 1')
+    return int(text)
+
+
+def _rank_counts(family: families.Family) -> Callable[[str], List[int]]:
+    """--np of a family measured over rank counts: a list such as 2,4,8."""
+    def convert(text: str) -> List[int]:
+        words = [word.strip() for word in text.split(",")]
+        if not all(word.isdigit() for word in words):
+            raise argparse.ArgumentTypeError(
+                f'invalid rank counts "{text}": expected integers separated by commas, such as '
+                "2,4,8")
+        counts = [int(word) for word in words]
+        for count in counts:
+            if count < family.min_ranks:
+                raise argparse.ArgumentTypeError(
+                    f'invalid rank counts "{text}": {family.name} needs at least '
+                    f"{family.min_ranks} ranks, not {count}")
+            if counts.count(count) > 1:
+                raise argparse.ArgumentTypeError(
+                    f'invalid rank counts "{text}": {count} is given twice')
+        return counts
+
+    return convert
+
+
+BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
+                "build/<flavour>/bin of the checkout, then PATH)")
+
+
+def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
+                        bin_dir_help: str = BIN_DIR_HELP,
+                        series: Optional[families.Family] = None) -> None:
+    """The options of a command that launches ranks; --preset and --resume only for commands
+    that run an mpilens program (default_preset given); --np a list for a series family."""
+    group = parser.add_argument_group("launch options")
+    if series is None:
+        group.add_argument("--np", type=_rank_count, default=DEFAULT_RANKS, metavar="N",
+                           help=f"number of MPI ranks (default {DEFAULT_RANKS})")
+    else:
+        group.add_argument("--np", type=_rank_counts(series), default=DEFAULT_RANK_COUNTS,
+                           metavar="LIST",
+                           help="numbers of MPI ranks separated by commas, one run each, each at "
+                                f"least {series.min_ranks} (default {DEFAULT_RANK_COUNTS})")
+    group.add_argument("--mpi", choices=[f.value for f in launch.Flavour] + [launch.AUTO],
+                       default=launch.AUTO,
+                       help="MPI flavour the programs were built for (default auto: the only "
+                            "one built, else Open MPI, else what mpiexec is)")
+    group.add_argument("--launcher", metavar="CMD",
+                       help='launcher command prefix, e.g. "srun --mpi=pmix -n {np}"; {np} '
+                            "becomes the rank count, else -n N is appended")
+    group.add_argument("--bin-dir", metavar="DIR", help=bin_dir_help)
+    group.add_argument("--output", metavar="DIR",
+                       help="results directory (default results/<YYYYmmdd-HHMMSS>-<flavour>/)")
+    if default_preset is None:
+        return
+    group.add_argument("--preset", choices=families.PRESETS, default=default_preset,
+                       help=f"how thorough the measurement is (default: {default_preset})")
+    group.add_argument("--resume", action="store_true",
+                       help="complete the interrupted run in --output DIR")
+
+
+def ensure_writable(directory: Path) -> None:
+    """Create directory if needed and prove a file can be written there."""
+    failure = f'cannot write to output directory "{directory}"'
+    if directory.exists() and not directory.is_dir():
+        raise MpilensError(f"{failure}: it is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory, prefix=".mpilens-write-test-"):
+            pass
+    except OSError as error:
+        raise MpilensError(f"{failure}: {error.strerror or error}") from None
+
+
+def _output_dir(output: Optional[str], flavour: launch.Flavour) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(output) if output else Path("results") / f"{stamp}-{flavour.value}"
+
+
+def _rank_list(args: argparse.Namespace) -> List[int]:
+    """The rank counts to run: a series family's list, or the one --np."""
+    return list(args.np) if isinstance(args.np, list) else [args.np]
+
+
+def _warn_if_oversubscribed(args: argparse.Namespace) -> None:
+    """Ranks sharing cores change what is measured; say so before the run, not after it."""
+    if args.launcher or launch.in_slurm_allocation():
+        return  # a cluster launcher places ranks on their own nodes and cores
+    cpus = launch.usable_cpus()
+    ranks = max(_rank_list(args))
+    if ranks > cpus:
+        print(f"mpilens: warning: {ranks} ranks on {cpus} cores: ranks share cores, so computation "
+              "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
+              "ratios then describe that contention, and benchmarks involving every rank run much "
+              "slower", file=sys.stderr)
+
+
+def _print_findings(runs: Sequence[results.Run]) -> None:
+    for sentence in report.findings(runs):
+        print(sentence)
+
+
+def _print_tables(runs: Sequence[results.Run]) -> None:
+    for run in report.grouped(runs):
+        family = families.FAMILIES.get(run.family)
+        if family is not None and family.text_table is not None:
+            for line in family.text_table(run):
+                print(line)
