@@ -8,8 +8,10 @@
 
 #define MPI_Comm_rank PMPI_Comm_rank
 #define MPI_Comm_size PMPI_Comm_size
+#define MPI_Finalized PMPI_Finalized
 #define MPI_Gather PMPI_Gather
 #define MPI_Get_library_version PMPI_Get_library_version
 #define MPI_Get_version PMPI_Get_version
+#define MPI_Initialized PMPI_Initialized
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "layer_say.h"
 #include "pb.h"
 
 static const ml_pb_method_t methods[] = {
@@ -27,26 +28,12 @@ static const ml_pb_method_t methods[] = {
 
 ml_pb_t ml_pb = {&methods[2], 4, 0, 0, NULL, NULL, NULL, AUTO_DEFAULT_FROM, AUTO_DEFAULT_FROM};
 
-static int world_rank(void)
-{
-    int initialized = 0, finalized = 0, rank = 0;
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (initialized && !finalized)
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
-
 void ml_pb_say(int once, const char *fmt, ...)
 {
-    if (once && world_rank() != 0)
-        return;
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    ml_layer_vsay("libmpilens-piggyback", once, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "libmpilens-piggyback: %s\n", line);
 }
 
 void ml_pb_fail(const char *fmt, ...)
@@ -56,7 +43,7 @@ void ml_pb_fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "libmpilens-piggyback: rank %d: %s\n", world_rank(), line);
+    fprintf(stderr, "libmpilens-piggyback: rank %d: %s\n", ml_layer_world_rank(), line);
     fflush(stderr);
     /* the launcher kills every rank at the first abort, sometimes before it has forwarded what
      * they wrote: a moment lets the reason reach the user */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "layer.h"
+#include "layer_say.h"
 
 #define MODES "off, poll, yield, sleep:US, rt[:US]"
 /* rt polls after each pause: SCHED_FIFO without pauses would take the core from the computation */
@@ -24,30 +25,12 @@ const char *ml_progress_mode_name(ml_progress_mode_t mode) { return mode_names[m
 
 void ml_progress_freeze(void) { frozen = 1; }
 
-static int world_rank(void)
-{
-    int initialized = 0, finalized = 0, rank = 0;
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (initialized && !finalized)
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
-
 void ml_progress_say(int once, const char *fmt, ...)
 {
-    int rank = world_rank();
-    if (once && rank != 0)
-        return;
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    ml_layer_vsay("libmpilens-progress", once, fmt, ap);
     va_end(ap);
-    if (once)
-        fprintf(stderr, "libmpilens-progress: %s\n", line);
-    else
-        fprintf(stderr, "libmpilens-progress: rank %d: %s\n", rank, line);
 }
 
 /* A whole number in [lo, hi] from the start of `text` to `end` (exclusive). */
