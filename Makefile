@@ -61,7 +61,7 @@ $(addprefix build-,$(FLAVOURS)): build-%:
 	cmake --build build/$* -j $(JOBS)
 
 $(addprefix test-,$(FLAVOURS)): test-%: build-%
-	ctest --test-dir build/$* --output-on-failure -j 1 $(ctest_select_$*)
+	ctest --test-dir build/$* --output-on-failure -j 2 $(ctest_select_$*)
 
 test-python: deps
 	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python

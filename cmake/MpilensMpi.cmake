@@ -29,10 +29,11 @@ if(EXISTS "${env_file}")
   set(MPILENS_TEST_ENV ${lines})
 endif()
 
-# mpilens_add_mpi_test(NAME name TARGET target NP n [ARGS ...] [ENV VAR=value ...] [TIMEOUT s])
+# mpilens_add_mpi_test(NAME name TARGET target NP n [ARGS ...] [ENV VAR=value ...] [TIMEOUT s] [TIMED])
 # Registers "mpi.<name>.np<n>", run with the build's MPI launcher and test environment (plus ENV).
+# TIMED: the test's checks depend on time (see mpilens_timed_test).
 function(mpilens_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;TARGET;NP;TIMEOUT" "ARGS;ENV" ${ARGN})
+  cmake_parse_arguments(T "TIMED" "NAME;TARGET;NP;TIMEOUT" "ARGS;ENV" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -42,4 +43,14 @@ function(mpilens_add_mpi_test)
                    $<TARGET_FILE:${T_TARGET}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
   set_tests_properties(${test_name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${MPILENS_MPI_FLAVOUR}"
                                                ENVIRONMENT "${MPILENS_TEST_ENV};${T_ENV}")
+  if(T_TIMED)
+    mpilens_timed_test(${test_name})
+  endif()
+endfunction()
+
+# make test runs ctest two tests at a time (2 cores: MPI launches spend much of their time
+# waiting). A test whose checks depend on time (a ground truth in milliseconds, a clock offset
+# within a round trip, a transfer during a computation) must have the machine to itself.
+function(mpilens_timed_test name)
+  set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
 endfunction()
