@@ -13,10 +13,7 @@ set -u
 program=$1 np=$2 flavour=$3
 shift 3
 launch=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
 run() { # run NAME RANKS ARGS...
   local name=$1 ranks=$2; shift 2
@@ -81,5 +78,4 @@ if [ "$np" -ge 4 ]; then
   check fast truth fast
 fi
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all mpilens-coll checks passed at $np ranks"
+finish "all mpilens-coll checks passed at $np ranks"

@@ -12,14 +12,10 @@ set -u
 monitor=$1 piggyback=$2 program=$3 np=$4
 shift 4
 launch=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
 vars=(LD_PRELOAD MPILENS_MONITOR MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
-forward=()
-"${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
+forward_vars "${launch[0]}" "${vars[@]}"
 
 stacked() { # stacked NAME "LIBRARIES" METHOD EXPECTED_BYTES_PER_PAIR
   local name=$1 libraries=$2 method=$3 expected=$4
@@ -47,5 +43,4 @@ for method in pack-before datatype-before separate; do
   stacked "piggyback_above_$method" "$piggyback $monitor" "$method" "$above"
 done
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "the two layers stack in both orders at $np ranks"
+finish "the two layers stack in both orders at $np ranks"

@@ -7,14 +7,9 @@
 set -u
 library=$1 program=$2 np=$3 coll_backend=$4
 shift 4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
-# Open MPI forwards only variables it is told to; hydra forwards all (and ignores -x).
-forward=()
-"$1" --version 2>&1 | grep -qi "open mpi\|openrte" && forward=(-x LD_PRELOAD -x MPILENS_MONITOR)
+forward_vars "$1" LD_PRELOAD MPILENS_MONITOR
 run() { LD_PRELOAD=$library MPILENS_MONITOR=$work/run "$@" "${forward[@]}" -n "$np" "$program"; }
 
 run "$@" >"$work/out" 2>"$work/err" || fail "the program failed: $(tail -3 "$work/err")"
@@ -60,8 +55,4 @@ grep -q "cannot create $work/run.jsonl: File exists (remove it or choose another
   "$work/err2" || fail "no warning about an existing file: $(head -3 "$work/err2")"
 cmp -s "$work/run.jsonl" "$work/first.jsonl" || fail "the first run's file was changed"
 
-if [ "$failures" -gt 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo passed
+finish "passed"

@@ -11,10 +11,7 @@ set -u
 program=$1 np=$2
 shift 2
 launch=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
 run() { # run NAME RANKS ARGS...
   local name=$1 ranks=$2; shift 2
@@ -124,8 +121,4 @@ if len(ratios) < 10 or not 0.7 <= median <= 1.3:
     sys.exit(1)
 PY
 
-if [ "$failures" -gt 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo passed
+finish "passed"

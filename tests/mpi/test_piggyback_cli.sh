@@ -14,14 +14,9 @@ program=$1 np=$2 library=$3
 shift 3
 launch=("$@")
 checker="$(dirname "$0")/check_piggyback.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
-# Open MPI forwards only the variables it is told to; hydra forwards all (and has no -x).
-forward=()
-"${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
+forward_vars "${launch[0]}" "${vars[@]}"
 
 # run NAME RANKS LAYER ARGS...: LAYER "none" runs without the library; METHOD/SIZE/DRIVER preloads it
 # so configured; "unloaded" sets MPILENS_PB_METHOD without preloading the library.
@@ -123,8 +118,4 @@ else
   fail "resume failed: $(tail -3 "$work/resume.err")"
 fi
 
-if [ "$failures" -gt 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo "all mpilens-piggyback checks passed at $np ranks"
+finish "all mpilens-piggyback checks passed at $np ranks"

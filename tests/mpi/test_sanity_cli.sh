@@ -7,10 +7,7 @@ set -u
 program=$1 np=$2
 shift 2
 launch=("$@" -n "$np")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/testlib.sh"
 
 # run NAME ARGS...: runs the program, keeps stdout, stderr and the status
 run() {
@@ -90,8 +87,4 @@ run resume_again "${quick[@]}" --resume --output "$work/cut.jsonl"
 [ "$(status resume_again)" = 0 ] || fail "second resume failed"
 [ "$(grep -c '"type":"point"' "$work/cut.jsonl")" = "$before" ] || fail "a complete file got new points"
 
-if [ "$failures" -gt 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo passed
+finish "passed"

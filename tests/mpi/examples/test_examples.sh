@@ -16,10 +16,7 @@ set -u
 sweep=$1 cg=$2 np=$3
 shift 3
 launcher=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../testlib.sh"
 
 # run NAME RANKS PROGRAM ARGS...: runs the program, keeps stdout, stderr and the status
 run() {
@@ -193,8 +190,4 @@ expect_usage_error cg-tolerance "$cg" 'invalid value "-1e-3" for --tolerance' --
 # too few cells for the process grid: with 2 or more ranks the sweep splits x in two at least
 expect_usage_error sweep-grid "$sweep" '--nx 1 --ny 64 is too small' --nx 1
 
-if [ "$failures" -gt 0 ]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo passed
+finish "passed"

@@ -14,16 +14,11 @@ set -u
 library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 np=$7
 shift 7
 launch=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
 # auto's thresholds: none measured, unless a check below writes them
 export MPILENS_PB_AUTO_FILE=$work/auto
-# Open MPI forwards only the variables it is told to; hydra forwards all (and has no -x).
-forward=()
-"${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && for v in "${vars[@]}"; do forward+=(-x "$v"); done
+forward_vars "${launch[0]}" "${vars[@]}"
 
 run() { # run NAME METHOD SIZE DRIVER PROGRAM [ARGS]: the program under the layer (METHOD "none": without)
   local name=$1 method=$2 pb_size=$3 driver=$4 preload=$library
@@ -120,5 +115,4 @@ if [ "$np" = 2 ]; then
   expect_refusal auto_bad "invalid value \"1k\" in $MPILENS_PB_AUTO_FILE" auto 24 check
 fi
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all piggyback layer checks passed at $np ranks"
+finish "all piggyback layer checks passed at $np ranks"

@@ -14,15 +14,9 @@ set -u
 library=$1 rendezvous=$2 api=$3 calls=$4 cg=$5 piggyback=$6 np=$7
 shift 7
 launch=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../testlib.sh"
 
-openmpi=0
-"${launch[0]}" --version 2>&1 | grep -qi "open mpi\|openrte" && openmpi=1
-forward=()
-[ "$openmpi" = 1 ] && forward=(-x LD_PRELOAD -x MPILENS_PROGRESS -x MPILENS_PB_METHOD)
+forward_vars "${launch[0]}" LD_PRELOAD MPILENS_PROGRESS MPILENS_PB_METHOD
 
 run() { # run NAME SETTING PROGRAM ARGS...: the program with the layer preloaded (SETTING "": none)
   local name=$1 setting=$2; shift 2
@@ -88,18 +82,17 @@ says stacked 'the MPI library provides MPI_THREAD_SERIALIZED, not MPI_THREAD_MUL
 # cpu=spare: one rank bound to a core leaves the other cores spare; all ranks bound, none
 if [ "$np" = 2 ] && [ "$(nproc)" -ge 2 ]; then
   bind=(--bind-to core)
-  [ "$openmpi" = 1 ] || bind=(-bind-to core)
+  is_open_mpi "${launch[0]}" || bind=(-bind-to core)
   saved=("${launch[@]}")
   launch=("${launch[0]}" "${bind[@]}")
   np=1 run spare_one yield,cpu=spare "$rendezvous" on && passed spare_one
   grep -q "progress thread started: yield, on cpu [0-9]" "$work/spare_one.err" ||
     fail "spare_one: the thread was not bound to a spare cpu: $(head -3 "$work/spare_one.err")"
   launch=("${launch[0]}" "${bind[@]}")
-  [ "$openmpi" = 1 ] && launch+=(--map-by core:oversubscribe)
+  is_open_mpi "${launch[0]}" && launch+=(--map-by core:oversubscribe)
   run spare_none yield,cpu=spare "$rendezvous" on && passed spare_none
   says spare_none 'cpu=spare: no spare core'
   launch=("${saved[@]}")
 fi
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all progress layer checks passed at $np ranks"
+finish "all progress layer checks passed at $np ranks"
