@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "meta.h"
+#include "node.h"
+#include "units.h"
 
 /* Options that change how a run is driven, not what it measures: --resume may change them. */
 static const char *const driving_options[] = {"output", "resume", "progress", NULL};
@@ -168,15 +170,17 @@ static int same_context(const ml_program_t *p, char *err, size_t errlen)
     size_t cap = 0;
     ssize_t n = getline(&line, &cap, f);
     fclose(f);
-    char key[128];
-    snprintf(key, sizeof key, "\"%s\":", p->context_name);
-    const char *found = n > 0 ? strstr(line, key) : NULL;
+    /* the context is a member of the meta record itself: looked up as one, since its name may
+     * also be an option's (mpilens-progress has both a "progress" option and context) */
+    const char *found = NULL;
+    size_t found_len = 0;
+    const char *mine = p->context_json + strlen(p->context_name) + 3; /* past "name": */
     int rc = 0;
-    if (found && strncmp(found, p->context_json, strlen(p->context_json)) != 0) {
-        const char *close = strchr(found, '}');
-        int shown = close ? (int)(close - found + 1) : (int)strlen(found);
-        snprintf(err, errlen, "cannot resume \"%s\": it was measured under %.*s, this run under %s; %s", p->output,
-                 shown, found, p->context_json, p->context_hint ? p->context_hint : "run it as it was run");
+    if (n > 0 && ml_json_find(line, p->context_name, &found, &found_len) == 0 &&
+        (found_len != strlen(mine) || strncmp(found, mine, found_len) != 0)) {
+        snprintf(err, errlen, "cannot resume \"%s\": it was measured under \"%s\":%.*s, this run under %s; %s",
+                 p->output, p->context_name, (int)found_len, found, p->context_json,
+                 p->context_hint ? p->context_hint : "run it as it was run");
         rc = -1;
     }
     free(line);
@@ -339,4 +343,18 @@ int ml_program_finish(ml_program_t *p)
     MPI_Comm_free(&p->sync);
     MPI_Finalize();
     return status;
+}
+
+void ml_program_check_memory(ml_program_t *p, double need, const char *what, const char *advice)
+{
+    double have = ml_node_memory_per_rank();
+    int too_big = need > have / 2, any;
+    MPI_Allreduce(&too_big, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (!any)
+        return;
+    char needs[32], haves[32];
+    ml_format_bytes(needs, sizeof needs, need);
+    ml_format_bytes(haves, sizeof haves, have);
+    ml_program_exit_usage(p, "%s need %s of buffers per rank, more than half of the %s each rank has on this node; %s",
+                          what, needs, haves, advice);
 }

@@ -67,6 +67,11 @@ typedef struct {
 void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_option_t *own_options, int argc,
                      char **argv);
 
+/* Collective over MPI_COMM_WORLD: ends the program with a usage error (exit 2) when `need` bytes
+ * of buffers per rank exceed, on any rank, half of that rank's share of its node's memory. The
+ * message reads "WHAT need N of buffers per rank, more than half of the M each rank has on this
+ * node; ADVICE". */
+void ml_program_check_memory(ml_program_t *p, double need, const char *what, const char *advice);
 /* Ends the program on every rank with one line (printed by rank 0) and exit status 2. Collective:
  * for errors every rank detects, such as an option combination that cannot run. */
 void ml_program_exit_usage(ml_program_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));

@@ -13,7 +13,6 @@
 #include "overlap.h"
 #include "series.h"
 #include "sync.h"
-#include "units.h"
 
 #define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,ibcast,iallreduce,ialltoall"
 
@@ -91,18 +90,7 @@ static size_t buffer_bytes(const overlap_t *o)
 static void allocate_buffers(overlap_t *o)
 {
     o->buf_len = buffer_bytes(o);
-    double need = 2.0 * (double)o->buf_len, have = ml_node_memory_per_rank();
-    int too_big = need > have / 2, any_too_big;
-    MPI_Allreduce(&too_big, &any_too_big, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    if (any_too_big) {
-        char needs[32], haves[32];
-        ml_format_bytes(needs, sizeof needs, need);
-        ml_format_bytes(haves, sizeof haves, have);
-        ml_program_exit_usage(&o->prog,
-                              "these sizes need %s of buffers per rank, more than half of the %s of memory each "
-                              "rank has on this node; lower the maximum of --sizes",
-                              needs, haves);
-    }
+    ml_program_check_memory(&o->prog, 2.0 * (double)o->buf_len, "these sizes", "lower the maximum of --sizes");
     o->send_buf = malloc(o->buf_len ? o->buf_len : 1);
     o->recv_buf = malloc(o->buf_len ? o->buf_len : 1);
     int failed = !o->send_buf || !o->recv_buf, any_failed;

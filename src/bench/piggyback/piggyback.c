@@ -17,12 +17,10 @@
 #include <mpilens/piggyback.h>
 
 #include "clock.h"
-#include "node.h"
 #include "program.h"
 #include "series.h"
 #include "stats.h"
 #include "sync.h"
-#include "units.h"
 
 #define FAMILY "piggyback"
 #define PROGRAM "mpilens-piggyback"
@@ -162,18 +160,10 @@ static void allocate_buffers(pb_bench_t *b)
     ml_program_t *p = &b->prog;
     size_t largest = b->n_sizes ? (size_t)b->size_values[b->n_sizes - 1] : 0;
     size_t slots = bench_selected(b, 1) ? (size_t)b->window : 1;
-    double need = (double)largest * (double)(1 + slots), have = ml_node_memory_per_rank();
-    int too_big = need > have / 2, any;
-    MPI_Allreduce(&too_big, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    if (any) {
-        char needs[32], haves[32];
-        ml_format_bytes(needs, sizeof needs, need);
-        ml_format_bytes(haves, sizeof haves, have);
-        ml_program_exit_usage(p,
-                              "--sizes up to %s with --window %ld need %s of buffers on rank 1, more than half of "
-                              "the %s each rank has on this node; lower the maximum of --sizes or --window",
-                              ml_options_find(p->options, "sizes")->value, b->window, needs, haves);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "--sizes up to %s with --window %ld", ml_options_find(p->options, "sizes")->value,
+             b->window);
+    ml_program_check_memory(p, (double)largest * (double)(1 + slots), what, "lower the maximum of --sizes or --window");
     int failed = 0;
     if (p->rank == LEADER || p->rank == FOLLOWER) {
         size_t recv_len = (p->rank == FOLLOWER ? slots : 1) * largest;
@@ -187,6 +177,7 @@ static void allocate_buffers(pb_bench_t *b)
             memset(b->recv_buf, 0, recv_len);
         }
     }
+    int any;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any)
         ml_program_exit_usage(p, "cannot allocate message buffers for --sizes up to %s",
