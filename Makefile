@@ -26,7 +26,7 @@ OPENMPI5 := .venv-openmpi5
 OPENMPI5_VERSION := 5.0.11
 compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
-ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|examples)\.'
+ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
 .PHONY: run test deps build bench bench-overlap bench-coll bench-piggyback clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 

@@ -1,0 +1,89 @@
+/* The point records of mpilens-progress (docs/results-schema.md, "progress"). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const char *compute_name(int work) { return work ? "work" : "time"; }
+
+static int has_interval(const ml_point_t *pt) { return strncmp(pt->strategy, "test", 4) == 0; }
+
+void ml_point_key(char *buf, size_t len, const ml_point_t *pt)
+{
+    char op[48] = "", compute[24] = "", interval[40] = "";
+    if (pt->op)
+        snprintf(op, sizeof op, "/op=%s", pt->op);
+    if (pt->work >= 0)
+        snprintf(compute, sizeof compute, "/compute=%s", compute_name(pt->work));
+    /* test-best is one point per kind: its interval is a result, not part of its name */
+    if (strcmp(pt->strategy, "test") == 0)
+        snprintf(interval, sizeof interval, "/interval=%" PRId64, pt->interval);
+    snprintf(buf, len, "%s%s/size=%" PRId64 "%s/strategy=%s%s", pt->bench, op, pt->size, compute, pt->strategy,
+             interval);
+}
+
+void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, const char *key, int ranks)
+{
+    ml_json_init(j);
+    ml_record_point_begin(j, FAMILY, pt->bench, key);
+    ml_json_begin_object(j, "params");
+    if (pt->op)
+        ml_json_string(j, "op", pt->op);
+    ml_json_int(j, "size_bytes", pt->size);
+    if (pt->work >= 0)
+        ml_json_string(j, "compute", compute_name(pt->work));
+    ml_json_string(j, "strategy", pt->strategy);
+    if (has_interval(pt))
+        ml_json_int(j, "interval_bytes", pt->interval);
+    if (ranks > 0)
+        ml_json_int(j, "ranks", ranks);
+    ml_json_string(j, "progress", b->setting.label);
+    ml_json_end_object(j);
+    ml_json_begin_object(j, "stats");
+}
+
+void ml_point_end(ml_bench_t *b, ml_json_t *j)
+{
+    ml_json_end_object(j);
+    ml_json_end_object(j);
+    ml_program_point(&b->prog, j);
+    ml_json_free(j);
+}
+
+void ml_samples_json(ml_json_t *j, const ml_samples_t *s, int work)
+{
+    ml_json_double(j, "t_o_ns", ml_median(&s->o));
+    ml_json_double(j, "t_mpi_ns", ml_median(&s->mpi));
+    ml_json_double(j, "t_ov_ns", ml_median(&s->ov));
+    ml_json_double(j, "t_start_ns", ml_median(&s->start));
+    ml_json_double(j, "t_test_ns", ml_median(&s->test));
+    ml_json_double(j, "t_wait_ns", ml_median(&s->wait));
+    if (work)
+        ml_json_double(j, "t_c_ns", ml_median(&s->c));
+    ml_json_int(j, "tests", s->tests);
+}
+
+int ml_recorded_number(const char *path, const char *key, const char *field, double *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL, found[256];
+    size_t cap = 0;
+    int rc = -1;
+    while (rc != 0 && getline(&line, &cap, f) > 0) {
+        const char *value;
+        size_t len;
+        if (ml_json_get_string(line, "key", found, sizeof found) != 0 || strcmp(found, key) != 0 ||
+            ml_json_find(line, field, &value, &len) != 0)
+            continue;
+        char *end;
+        *out = strtod(value, &end);
+        rc = end > value ? 0 : -1; /* null: a value that was not finite */
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
