@@ -302,6 +302,13 @@ def _stop(process: subprocess.Popen) -> None:
             continue
 
 
+def _reap(process: subprocess.Popen) -> None:
+    """Kills the child if it still runs: an exception (an interrupt, a bad line) left early."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
 def _failure(cmd: Sequence[str], returncode: int) -> str:
     if returncode < 0:
         try:
@@ -344,9 +351,7 @@ def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] 
         _stop(process)
         raise
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _reap(process)
         if progress is not None:
             progress.finish()
     if returncode != 0:
@@ -371,9 +376,7 @@ def run_captured(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) ->
         _stop(process)
         raise
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _reap(process)
     if process.returncode != 0:
         raise MpilensError(_failure(cmd, process.returncode))
     return output

@@ -46,6 +46,12 @@ class Run:
     def points_of(self, bench: str) -> List[Record]:
         return [point for point in self.points if point["bench"] == bench]
 
+    def note_texts(self, level: str) -> List[str]:
+        """The texts of the notes at `level`, each once, in file order (a merged run's members
+        may each have written the same one)."""
+        texts = [str(note.get("text", "")) for note in self.notes if note.get("level") == level]
+        return list(dict.fromkeys(texts))
+
 
 def _upgrade(record: Record, schema: int) -> Record:
     """Bring a record written with an older schema to SUPPORTED_SCHEMA.

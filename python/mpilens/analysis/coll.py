@@ -668,8 +668,7 @@ def _quality_sentences(run: Run) -> List[str]:
 
 
 def _skip_sentences(run: Run) -> List[str]:
-    texts = [str(note.get("text", "")) for note in run.notes if note.get("level") == "skip"]
-    return [f"skipped: {text}" for text in dict.fromkeys(texts)]
+    return [f"skipped: {text}" for text in run.note_texts("skip")]
 
 
 def diagnose(run: Run) -> List[str]:

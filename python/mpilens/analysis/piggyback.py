@@ -678,8 +678,7 @@ def _quality_sentences(run: Run) -> List[str]:
 
 
 def _warning_notes(run: Run) -> List[str]:
-    texts = [str(note.get("text", "")) for note in run.notes if note.get("level") == "warning"]
-    return [f"warning: {text}" for text in dict.fromkeys(texts)]
+    return [f"warning: {text}" for text in run.note_texts("warning")]
 
 
 def diagnose(run: Run) -> List[str]:
