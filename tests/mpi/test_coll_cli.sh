@@ -51,31 +51,44 @@ fi
 # on a busy machine put reduce 20% over it (CI, Open MPI 5), so there the ranks must spin.
 delay=5ms
 truth_args=(--hop-delay "$delay" --block 10 --reps 3 --wait auto)
-check() { # check NAME CHECKS...: the Python checks below on NAME's results
+# judge NAME CHECKS...: NAME ran and its results pass the Python checks; what failed goes to stderr
+judge() {
   local name=$1; shift
-  [ "$(cat "$work/$name.status")" = 0 ] || { fail "$name failed: $(tail -5 "$work/$name.err")"; return; }
-  python3 "$(dirname "$0")/check_coll.py" "$work/$name.jsonl" "$flavour" "$@" || fail "$name: checks failed"
+  [ "$(cat "$work/$name.status")" = 0 ] || { echo "$name failed: $(tail -5 "$work/$name.err")" >&2; return 2; }
+  python3 "$(dirname "$0")/check_coll.py" "$work/$name.jsonl" "$flavour" "$@"
+}
+# measure NAME RANKS "CHECKS" ARGS...: runs NAME and judges it. The truths are timings on a shared
+# machine, where another job can hold a core for a millisecond at the wrong moment (CI has put one
+# binomial broadcast 12% over its truth at 4 ranks): a failed judgement is shown and the
+# measurement made once more, and the second one decides. A wrong formula fails both; a run that
+# ends in an error is not repeated.
+measure() {
+  local name=$1 ranks=$2 checks=$3; shift 3
+  run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
+  judge "$name" $checks
+  case $? in
+    0) return ;;
+    2) fail "$name"; return ;;
+  esac
+  echo "$name: the checks above failed once; measuring again" >&2
+  rm -f "$work/$name.jsonl" # else the program would resume from the judged file
+  run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
+  judge "$name" $checks || fail "$name: checks failed twice"
 }
 
 # At 2 ranks every reference algorithm is the same single hop from the root to rank 1: one is enough.
 algos=linear,backward,binomial fan_algos=linear,backward,binomial,flat
 [ "$np" = 2 ] && algos=linear fan_algos=linear
-run bcast "$np" "${truth_args[@]}" --op bcast --algo "$algos" \
-  --method rounds,barrier-dissem,ack,oli --output "$work/bcast.jsonl"
-check bcast truth order growth
+measure bcast "$np" "truth order growth" "${truth_args[@]}" --op bcast --algo "$algos" \
+  --method rounds,barrier-dissem,ack,oli
 
 if [ "$np" -le 4 ]; then
-  run flat "$np" "${truth_args[@]}" --op bcast --algo flat --method oli --output "$work/flat.jsonl"
-  check flat truth remedy
-  run fan "$np" "${truth_args[@]}" --op reduce,allreduce --algo "$fan_algos" --method oli \
-    --output "$work/fan.jsonl"
-  check fan truth
-  run library "$np" --algo library --block 5 --reps 2 --output "$work/library.jsonl"
-  check library complete
+  measure flat "$np" "truth remedy" "${truth_args[@]}" --op bcast --algo flat --method oli
+  measure fan "$np" truth "${truth_args[@]}" --op reduce,allreduce --algo "$fan_algos" --method oli
+  measure library "$np" complete --algo library --block 5 --reps 2
 fi
 if [ "$np" -ge 4 ]; then
-  run fast "$np" "${truth_args[@]}" --op bcast --algo linear,binomial --method oli --fast --output "$work/fast.jsonl"
-  check fast truth fast
+  measure fast "$np" "truth fast" "${truth_args[@]}" --op bcast --algo linear,binomial --method oli --fast
 fi
 
 finish "all mpilens-coll checks passed at $np ranks"
