@@ -5,11 +5,13 @@
 #   with ratios that follow from their stored ingredients (eq. 1);
 # - without MPI_THREAD_FUNNELED, nload is skipped with a note;
 # - the blocking control, which cannot overlap, gives a ratio near 1 where the ratio is
-#   well-conditioned (both times >= 5 us, the longer at most 4x the shorter).
-# usage: test_overlap_cli.sh PROGRAM NP LAUNCHER [LAUNCHER ARGS...]
+#   well-conditioned (both times >= 5 us, the longer at most 4x the shorter);
+# - with libmpilens-progress preloaded, the run records the thread as its progress setting, and
+#   --resume refuses to complete that file without it.
+# usage: test_overlap_cli.sh PROGRAM NP PROGRESS_LIBRARY LAUNCHER [LAUNCHER ARGS...]
 set -u
-program=$1 np=$2
-shift 2
+program=$1 np=$2 library=$3
+shift 3
 launch=("$@")
 . "$(dirname "$0")/testlib.sh"
 
@@ -120,5 +122,25 @@ if len(ratios) < 10 or not 0.7 <= median <= 1.3:
               f"ratios {[round(p['stats']['ratio'], 2) for p in row]}", file=sys.stderr)
     sys.exit(1)
 PY
+
+# Under libmpilens-progress: the setting is the run's context.
+forward_vars "${launch[0]}" LD_PRELOAD MPILENS_PROGRESS
+small=(--bench sender --sizes 1K:2K --compute 10us:20us --density 1 --reps 3)
+LD_PRELOAD=$library MPILENS_PROGRESS=yield "${launch[@]}" "${forward[@]}" -n "$np" "$program" "${small[@]}" \
+  --output "$work/thread.jsonl" >"$work/thread.out" 2>"$work/thread.err"
+echo $? >"$work/thread.status"
+[ "$(cat "$work/thread.status")" = 0 ] || fail "the run under the progress thread failed: $(tail -3 "$work/thread.err")"
+python3 - "$work/thread.jsonl" "$np" <<'PY' || fail "the progress thread is not recorded"
+import json, sys
+setting = json.loads(open(sys.argv[1]).readline())["progress_setting"]
+library = setting["library"]
+sys.exit(0 if setting["label"] == "thread:yield" and library["loaded"] and
+         library["running_per_rank"] == [True] * int(sys.argv[2]) else 1)
+PY
+head -n 2 "$work/thread.jsonl" >"$work/cut.jsonl"
+run resume_bare "$np" "${small[@]}" --resume --output "$work/cut.jsonl"
+[ "$(cat "$work/resume_bare.status")" = 2 ] || fail "resume_bare: status $(cat "$work/resume_bare.status"), expected 2"
+grep -qF 'it was measured under "progress_setting":{"label":"thread:yield"' "$work/resume_bare.err" ||
+  fail "resume_bare: $(head -3 "$work/resume_bare.err")"
 
 finish "passed"

@@ -191,7 +191,9 @@ int main(int argc, char **argv)
     allocate_buffers(&o);
     MPI_Comm_dup(MPI_COMM_WORLD, &o.comm);
 
+    ml_progress_setting_record(&o.prog, &o.progress_setting);
     ml_program_begin(&o.prog, p2p_points(&o) + nload_points(&o) + nbc_points(&o));
+    ml_progress_setting_note(&o.prog, &o.progress_setting);
     note_skips(&o);
     p2p_run(&o);
     nload_run(&o);

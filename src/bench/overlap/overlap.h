@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "program.h"
+#include "progress_setting.h"
 #include "stats.h"
 
 #define FAMILY "overlap"
@@ -20,6 +21,7 @@
 
 typedef struct {
     ml_program_t prog;
+    ml_setting_t progress_setting; /* what progresses the transfers besides the program's calls */
     MPI_Comm comm; /* the benchmarks' own messages (mpilens' control messages use prog.sync) */
 
     /* options */

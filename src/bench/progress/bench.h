@@ -3,7 +3,7 @@
  * progress.c holds main, the options and the interrupt benchmark; p2p.c and nbc.c the overhead
  * benchmarks of seed 002 §V-A and §V-B; sweep.c the order of a size's points (blocking time,
  * then every strategy of every kind of computation) that both follow; strategy.c one
- * repetition; records.c the point records; setting.c the progress this run has. */
+ * repetition; records.c the point records; the core's progress_setting.c the progress this run has. */
 #ifndef MPILENS_PROGRESS_BENCH_H
 #define MPILENS_PROGRESS_BENCH_H
 
@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "program.h"
-#include "setting.h"
+#include "progress_setting.h"
 #include "strategy.h"
 
 #define FAMILY "progress"

@@ -5,7 +5,7 @@
  * time-based and work-based computation and the strategies none and test; the CPU that timer
  * interrupts take from computing threads (interrupts.c). The program is plain MPI: run with
  * libmpilens-progress preloaded, or with the library's own asynchronous progress switched on,
- * it measures that setting, which it records in the metadata and in every point (setting.c).
+ * it measures that setting, which it records in the metadata and in every point (core/progress_setting.c).
  * This file holds main, the options and the interrupt benchmark's records. */
 #include <errno.h>
 #include <limits.h>
@@ -104,36 +104,10 @@ static void allocate_buffers(ml_bench_t *b)
 
 static void begin(ml_bench_t *b, long points_total)
 {
-    ml_json_t setting;
-    ml_json_init(&setting);
-    ml_setting_json(&b->setting, &setting);
-    int failed = b->prog.rank == 0 &&
-                 (setting.failed || ml_program_set_context(&b->prog, "progress_setting", setting.buf,
-                                                           "run it with the same progress setting (LD_PRELOAD, "
-                                                           "MPILENS_PROGRESS, the MPI library's async progress "
-                                                           "variables)") != 0);
-    ml_json_free(&setting);
-    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (failed)
-        ml_program_exit_usage(&b->prog, "out of memory");
+    ml_progress_setting_record(&b->prog, &b->setting);
     ml_program_begin(&b->prog, points_total);
     b->prog.stop_rule.time_budget_ns = b->budget_ns;
-}
-
-/* What a reader of the results must know about the setting that the numbers do not say. */
-static void note_setting(ml_bench_t *b)
-{
-    char text[320];
-    const char *warning = ml_setting_warning(&b->setting, text, sizeof text);
-    if (warning) {
-        if (b->prog.rank == 0)
-            fprintf(stderr, "%s: warning: %s\n", PROGRAM, warning);
-        ml_program_note(&b->prog, "warning", warning, NULL);
-    }
-    if (b->setting.loaded && b->setting.reason[0]) {
-        snprintf(text, sizeof text, "libmpilens-progress: %s", b->setting.reason);
-        ml_program_note(&b->prog, "info", text, NULL);
-    }
+    ml_progress_setting_note(&b->prog, &b->setting);
 }
 
 /* ---- interrupt and context-switch cost (seed 002, §V-B2) ------------------------------------ */
@@ -254,12 +228,10 @@ int main(int argc, char **argv)
     ml_program_init(&b.prog, &spec, options, argc, argv);
     apply_preset(&b);
     plan(&b);
-    ml_setting_find(&b.setting, b.prog.thread_level);
     allocate_buffers(&b);
     MPI_Comm_dup(MPI_COMM_WORLD, &b.comm);
 
     begin(&b, ml_p2p_points(&b) + ml_nbc_points(&b) + interrupt_points(&b));
-    note_setting(&b);
     ml_p2p_run(&b);
     ml_nbc_run(&b);
     run_interrupts(&b);

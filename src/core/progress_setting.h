@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "json.h"
+#include "program.h"
 
 typedef struct {
     int loaded;  /* libmpilens-progress is in the process (found with dlsym, never linked) */
@@ -24,11 +25,14 @@ typedef struct {
 /* This rank's setting, after MPI_Init: the library is looked up, the environment read. */
 void ml_setting_find(ml_setting_t *s, int thread_level);
 
-/* The meta record's "progress" object (docs/results-schema.md, "progress"). Collective: gathers
- * each rank's thread and core; only rank 0's `j` receives the object. */
-void ml_setting_json(const ml_setting_t *s, ml_json_t *j);
+/* Before ml_program_begin, on every rank (collective): finds this run's setting into `s` and makes
+ * it the program's context, recorded in the meta record as "progress_setting"
+ * (docs/results-schema.md), so that --resume refuses a file measured under another setting. */
+void ml_progress_setting_record(ml_program_t *p, ml_setting_t *s);
 
-/* MPILENS_PROGRESS set while the library is not loaded: the text of a warning, or NULL. */
-const char *ml_setting_warning(const ml_setting_t *s, char *buf, size_t len);
+/* After ml_program_begin: a warning (stderr and a note) when MPILENS_PROGRESS is set but the
+ * library is not loaded, and an info note with the library's reason for running no thread or
+ * another placement. */
+void ml_progress_setting_note(ml_program_t *p, const ml_setting_t *s);
 
 #endif

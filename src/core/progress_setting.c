@@ -1,4 +1,4 @@
-#include "setting.h"
+#include "progress_setting.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <mpilens/progress.h>
 
 #include "meta.h"
+#include "program.h"
 
 /* The libraries' own asynchronous progress, as their users set it (anchors: MPICH's CVAR and its
  * older MPICH_ spelling, Cray MPICH, Intel MPI, MVAPICH2, Open MPI 5's experimental thread). The
@@ -102,7 +103,9 @@ static void env_object(ml_json_t *j, const char *key)
     ml_json_end_object(j);
 }
 
-void ml_setting_json(const ml_setting_t *s, ml_json_t *j)
+/* The meta record's "progress_setting" object (docs/results-schema.md). Collective: gathers each
+ * rank's thread and core; only rank 0's `j` receives the object. */
+static void setting_json(const ml_setting_t *s, ml_json_t *j)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -138,7 +141,8 @@ void ml_setting_json(const ml_setting_t *s, ml_json_t *j)
     free(all);
 }
 
-const char *ml_setting_warning(const ml_setting_t *s, char *buf, size_t len)
+/* MPILENS_PROGRESS set while the library is not loaded: the text of a warning, or NULL. */
+static const char *setting_warning(const ml_setting_t *s, char *buf, size_t len)
 {
     const char *asked = getenv("MPILENS_PROGRESS");
     if (s->loaded || !asked || !*asked)
@@ -148,4 +152,36 @@ const char *ml_setting_warning(const ml_setting_t *s, char *buf, size_t len)
              "(preload the library)",
              asked);
     return buf;
+}
+
+void ml_progress_setting_record(ml_program_t *p, ml_setting_t *s)
+{
+    ml_setting_find(s, p->thread_level);
+    ml_json_t json;
+    ml_json_init(&json);
+    setting_json(s, &json);
+    int failed = p->rank == 0 &&
+                 (json.failed || ml_program_set_context(p, "progress_setting", json.buf,
+                                                        "run it with the same progress setting (LD_PRELOAD, "
+                                                        "MPILENS_PROGRESS, the MPI library's async progress "
+                                                        "variables)") != 0);
+    ml_json_free(&json);
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failed)
+        ml_program_exit_usage(p, "out of memory");
+}
+
+void ml_progress_setting_note(ml_program_t *p, const ml_setting_t *s)
+{
+    char text[320];
+    const char *warning = setting_warning(s, text, sizeof text);
+    if (warning) {
+        if (p->rank == 0)
+            fprintf(stderr, "%s: warning: %s\n", p->spec->program, warning);
+        ml_program_note(p, "warning", warning, NULL);
+    }
+    if (s->loaded && s->reason[0]) {
+        snprintf(text, sizeof text, "libmpilens-progress: %s", s->reason);
+        ml_program_note(p, "info", text, NULL);
+    }
 }
