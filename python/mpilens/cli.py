@@ -1,7 +1,7 @@
 """The `mpilens` command: run measurement families, report and compare their results.
 
-The piggyback command lives in piggyback_command.py, the helpers it shares with the other
-commands in cli_common.py."""
+The piggyback and progress commands live in piggyback_command.py and progress_command.py, the
+helpers they share with the other commands in cli_common.py."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from .cli_common import (_add_launch_options, _output_dir, _print_findings, _pri
                          _rank_list, _warn_if_oversubscribed, ensure_writable)
 from .errors import MpilensError
 from .piggyback_command import _add_piggyback_command
+from .progress_command import _add_progress_command
 from .progress import Progress
 
 MONITOR_LIBRARY = "mpilens-monitor"
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_family_options(sub, family)
         sub.set_defaults(handler=cmd_family, family=family.name)
     _add_piggyback_command(commands)
+    _add_progress_command(commands)
     _add_monitor_command(commands)
     _add_matrix_command(commands)
     sub = commands.add_parser(

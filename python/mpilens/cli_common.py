@@ -4,11 +4,12 @@ about oversubscribed cores and the printed tables and findings."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 from . import families, launch, report, results
 from .errors import MpilensError
@@ -129,3 +130,24 @@ def _print_tables(runs: Sequence[results.Run]) -> None:
         if family is not None and family.text_table is not None:
             for line in family.text_table(run):
                 print(line)
+
+
+class EnvLauncher:
+    """Commands that run a program at --np ranks with variables set in every rank (a preloaded
+    layer and its settings), through the --launcher or the flavour's own."""
+
+    def __init__(self, args: argparse.Namespace, flavour: launch.Flavour) -> None:
+        self.args, self.flavour = args, flavour
+
+    def command(self, program: Path, program_args: Sequence[str],
+                env: Mapping[str, str]) -> List[str]:
+        return launch.build_command(self.flavour, self.args.np, program, program_args,
+                                    launcher=self.args.launcher, env=env)
+
+    def announce(self, command: Sequence[str], env: Mapping[str, str]) -> Dict[str, str]:
+        """Print the command as one could paste it; return what the launcher's own environment
+        must hold (for a launcher that passes its environment on)."""
+        own_env = launch.process_env(command[0], self.flavour, env)
+        shown = [f"{name}={value}" for name, value in own_env.items()] + list(command)
+        print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
+        return own_env

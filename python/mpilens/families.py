@@ -5,13 +5,15 @@ add one Family(...) line to FAMILIES below. A family may also declare options of
 (passed on to its program) and extra content for the comparison page. A family whose command is
 not one run of its program with the generic options says in_suite=False: `mpilens suite` skips
 it, and its command is written by hand (cli.py registers it) rather than made from the family.
-Such are monitor (it runs the user's program) and piggyback (it runs its program once per layer configuration, with
-LD_PRELOAD and the layer's variables, then the example applications, and writes the threshold of
-the layer's auto method). A family measured as a
+Such are monitor (it runs the user's program), piggyback (it runs its program once per layer
+configuration, with LD_PRELOAD and the layer's variables, then the example applications, and
+writes the threshold of the layer's auto method) and progress (its program once per progress
+setting, then mpilens-overlap without and with a progress thread). A family measured as a
 series over rank counts (coll) says np_series=True: its command takes a list of counts, writes
 one file per count, and the report reads those files as one run (results.merge). A family that
 writes several files of another layout says how they read as one run with combine (piggyback:
-one file per layer configuration, which hold the same keys).
+one file per layer configuration, which hold the same keys; progress: one file per progress
+setting).
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from .analysis import coll as coll_analysis
 from .analysis import monitor as monitor_analysis
 from .analysis import overlap as overlap_analysis
 from .analysis import piggyback as piggyback_analysis
+from .analysis import progress as progress_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
 from .plots import coll as coll_plots
 from .plots import monitor as monitor_plots
 from .plots import overlap as overlap_plots
 from .plots import piggyback as piggyback_plots
+from .plots import progress as progress_plots
 from .plots import sanity as sanity_plots
 from .results import Run, merge
 from .section import Part, ReportSection
@@ -210,6 +214,11 @@ PIGGYBACK_APPS = {
 }
 
 
+# mpilens progress: the program's presets (it has no full one: full measures longer per point).
+PROGRESS_PRESETS = {"quick": ["--preset", "quick"], "default": ["--preset", "default"],
+                    "full": ["--preset", "default", "--budget", "2s"]}
+
+
 FAMILIES: Dict[str, Family] = {family.name: family for family in (
     Family("sanity", "mpilens-sanity",
            "check that this machine and MPI can be measured: clock, compute kernels, clock "
@@ -237,6 +246,15 @@ FAMILIES: Dict[str, Family] = {family.name: family for family in (
            presets=PIGGYBACK_PRESETS, compare_parts=piggyback_plots.compare_parts,
            in_suite=False, min_ranks=2, text_table=piggyback_analysis.comparison_table,
            combine=piggyback_analysis.combine),
+    Family("progress", "mpilens-progress",
+           "What does progression cost, and what helps? Overhead of non-blocking messages and "
+           "collectives with the MPI library alone, with MPI_Test strategies, under "
+           "libmpilens-progress's thread in each mode and placement and with the library's own "
+           "asynchronous progress, and the cost of timer interrupts (seed 002)",
+           progress_plots.render, progress_analysis.diagnose, progress_analysis.compare,
+           presets=PROGRESS_PRESETS, compare_parts=progress_plots.compare_parts,
+           in_suite=False, min_ranks=2, text_table=progress_analysis.comparison_table,
+           combine=progress_analysis.combine),
     Family("monitor", "libmpilens-monitor",
            "run PROGRAM under the monitoring library: who sends how many messages and bytes to "
            "whom, per kind of communication (seed 004)",

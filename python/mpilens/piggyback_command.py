@@ -17,8 +17,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import __version__, families, launch, report, results
 from .analysis import piggyback
-from .cli_common import (_add_launch_options, _output_dir, _print_findings, _print_tables,
-                         _warn_if_oversubscribed, ensure_writable)
+from .cli_common import (EnvLauncher, _add_launch_options, _output_dir, _print_findings,
+                         _print_tables, _warn_if_oversubscribed, ensure_writable)
 from .errors import MpilensError
 from .progress import Progress
 from .units import format_size, parse_size
@@ -225,24 +225,14 @@ def _layer_env(library: Path, method: str, pb_size: int,
     return env
 
 
-class _Launcher:
+class _Launcher(EnvLauncher):
     """The commands of mpilens piggyback: one launcher and rank count, an environment for each
     layer configuration."""
 
     def __init__(self, args: argparse.Namespace, flavour: launch.Flavour, library: Path) -> None:
-        self.args, self.flavour, self.library = args, flavour, library
+        super().__init__(args, flavour)
+        self.library = library
         self.threshold: Optional[int] = None
-
-    def command(self, program: Path, program_args: Sequence[str],
-                env: Mapping[str, str]) -> List[str]:
-        return launch.build_command(self.flavour, self.args.np, program, program_args,
-                                    launcher=self.args.launcher, env=env)
-
-    def announce(self, command: Sequence[str], env: Mapping[str, str]) -> Dict[str, str]:
-        own_env = launch.process_env(command[0], self.flavour, env)
-        shown = [f"{name}={value}" for name, value in own_env.items()] + list(command)
-        print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
-        return own_env
 
     def env(self, method: str, pb_size: int) -> Dict[str, str]:
         return _layer_env(self.library, method, pb_size, self.threshold)

@@ -194,6 +194,13 @@ def _subtitle(runs: Sequence[Run]) -> str:
     return " · ".join([", ".join(dates) or "undated", ", ".join(libraries) or "unknown MPI"])
 
 
+def _run_name(run: Run) -> str:
+    """How a section names its run among others of its family: the file, and the progress setting
+    it was measured under (overlap without and with a progress thread)."""
+    label = run.progress_label
+    return run.path.name + (f", progress: {label}" if label else "")
+
+
 def _several(runs: Sequence[Run], run: Run) -> bool:
     return sum(other.family == run.family for other in runs) > 1
 
@@ -209,7 +216,7 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
         body += [element("h3", run.path.name), _metadata_table(run)]
     shown = grouped(runs)
     for run in shown:
-        suffix = f" ({run.path.name})" if _several(shown, run) else ""
+        suffix = f" ({_run_name(run)})" if _several(shown, run) else ""
         body.append(_section(run, outdir, f"{run.path.stem}-", suffix))
     path = outdir / "report.html"
     path.write_text(page(f"mpilens report · {subtitle}", join(body), _css()), encoding="utf-8")

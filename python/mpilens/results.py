@@ -52,6 +52,14 @@ class Run:
         texts = [str(note.get("text", "")) for note in self.notes if note.get("level") == level]
         return list(dict.fromkeys(texts))
 
+    @property
+    def progress_label(self) -> Optional[str]:
+        """The progress setting the run was measured under ("none", "thread:poll,cpu=1", ...),
+        for the programs that record one (meta progress_setting); else None."""
+        setting = self.meta.get("progress_setting")
+        label = setting.get("label") if isinstance(setting, dict) else None
+        return label if isinstance(label, str) else None
+
 
 def _upgrade(record: Record, schema: int) -> Record:
     """Bring a record written with an older schema to SUPPORTED_SCHEMA.

@@ -299,3 +299,41 @@ def test_piggyback_command(flavour, tmp_path):
         "piggyback-apps.png", "piggyback-pb-sizes.png", "piggyback-ratios.png", "piggyback-sizes.png"]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("<h2>Piggyback cost") == 1 and page.count("data:image/png") == 4
+
+
+@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+def test_progress_command(flavour, tmp_path):
+    """`mpilens progress --preset quick` over small sizes with one thread mode, the library's own
+    async progress and the overlap runs: every run under the setting it asked for (the library
+    found in every rank when a thread was asked for, the async variable recorded), the files read
+    back as one study, and the overlap maps without and with the thread in the report."""
+    from mpilens.analysis import progress as analysis
+
+    for program in ("mpilens-progress", "mpilens-overlap"):
+        _require_program(flavour, program)
+    out = tmp_path / "run"
+    done = run_cli("progress", "--mpi", flavour, "--preset", "quick", "--np", "2", "--bench",
+                   "p2p,nbc", "--ops", "iallreduce", "--sizes", "1K:16K", "--threads", "yield",
+                   "--placement", "shared", "--overlap", "--output", str(out), timeout=600)
+    assert done.returncode == 0, done.stderr
+    async_var = "MPIR_CVAR_ASYNC_PROGRESS" if flavour == "mpich" else "OMPI_MCA_btl_tcp_progress_thread"
+    labels = {"none": "none", "thread-yield": "thread:yield", "async": f"async:{async_var}=1"}
+    runs = []
+    for name, label in labels.items():
+        run = results.load(out / f"progress-{name}.jsonl")
+        assert run.complete and run.progress_label == label
+        assert {p["params"]["progress"] for p in run.points} == {label}
+        library = run.meta["progress_setting"]["library"]
+        assert library["running_per_rank"] == [name == "thread-yield"] * 2
+        runs.append(run)
+    strategies = {p["params"]["strategy"] for p in runs[0].points}
+    assert strategies == {"blocking", "none", "test", "test-best"}
+    assert {p["params"]["strategy"] for p in runs[1].points} == {"blocking", "none"}
+    whole = analysis.combine(runs)
+    assert len(whole.points) == sum(len(run.points) for run in runs)
+    bare, thread = results.load(out / "overlap.jsonl"), results.load(out / "overlap-thread-yield.jsonl")
+    assert (bare.progress_label, thread.progress_label) == ("none", "thread:yield")
+    assert bare.complete and thread.complete and {p["bench"] for p in thread.points} >= {"sender", "receiver"}
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "overlap.jsonl, progress: none" in page and "overlap-thread-yield.jsonl, progress: thread:yield" in page
+    assert done.stdout.splitlines()[-2:] == [f"results: {out}", f"report: {out / 'report.html'}"]

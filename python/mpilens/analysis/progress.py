@@ -1,0 +1,864 @@
+"""What the progress family's points say: the CPU time a program loses to communication (the
+overhead t_o) without help, with MPI_Test calls, under a progress thread or under the MPI
+library's own asynchronous progress, and the CPU a timer interrupt takes (seed 002, section V).
+
+The contract is docs/programs/mpilens-progress.md and docs/results-schema.md ("progress").
+`mpilens progress` writes one file per progress setting: progress-none.jsonl (the library alone:
+strategies none and test, and the interrupts benchmark), then one file per other setting (a
+progress thread mode and placement, the library's asynchronous progress) with strategy none
+only. The report reads them as one run (combine); every point names its setting in
+params.progress. Plain Python (no numpy): the CLI imports it on every start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from ..errors import MpilensError
+from ..results import Record, Run
+from ..units import format_size, format_time
+from .coll import rank_ranges
+from .overlap import run_names
+
+FAMILY = "progress"
+# The setting without help (params.progress), and the strategy without tests (params.strategy).
+NONE = "none"
+P2P, NBC, INTERRUPTS = "p2p", "nbc", "interrupts"
+OPS = ("iallreduce", "ibcast", "ireduce", "ialltoall")
+# What an overhead curve is of: the ping-pong, or one collective.
+OPERATIONS = (P2P, *OPS)
+OPERATION_TITLES = {P2P: "point-to-point", "iallreduce": "Iallreduce", "ibcast": "Ibcast",
+                    "ireduce": "Ireduce", "ialltoall": "Ialltoall"}
+KINDS = ("time", "work")
+BLOCKING, TEST, TEST_BEST = "blocking", "test", "test-best"
+# Seed §V-B2: a timer interrupt and its context switch took 3.38 µs per core on Odin.
+SEED_INTERRUPT_NS = 3400.0
+# The size the diagnosis names besides the largest: where large-message protocols have taken
+# over on every library.
+KEY_SIZE = 1 << 20
+# A thread whose work-based overhead is this many times its time-based one costs CPU that its
+# MPI calls do not show (seed §V-B3).
+WORK_CONTRAST = 2.0
+# A setting whose own blocking time differs from none's by more than this share computed for a
+# different time, which the reader must know to compare its overheads.
+BLOCKING_CHANGE = 0.25
+# A timer that fired below this share of the rate asked loaded the cores less than asked.
+RATE_SHORTFALL = 0.9
+
+
+def _number(value: object) -> Optional[float]:
+    """A finite number from a record; None for null, text, NaN or infinity."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _integer(value: object) -> Optional[int]:
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None
+
+
+def _object(record: Record, name: str) -> Record:
+    value = record.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def setting_order(labels: Iterable[str]) -> List[str]:
+    """The library alone first, then the other settings by label."""
+    labels = set(labels)
+    return ([NONE] if NONE in labels else []) + sorted(labels - {NONE})
+
+
+def is_thread(label: str) -> bool:
+    return label.startswith("thread:")
+
+
+def is_async(label: str) -> bool:
+    return "async:" in label
+
+
+def label_of(run: Run) -> str:
+    """A file's progress setting: its meta's label, else its points'."""
+    label = _object(run.meta, "progress_setting").get("label")
+    if isinstance(label, str) and label:
+        return label
+    for point in run.points:
+        label = _object(point, "params").get("progress")
+        if isinstance(label, str) and label:
+            return label
+    return NONE
+
+
+# --- reading several files as one run ----------------------------------------------------------
+
+def _member_order(run: Run) -> Tuple[bool, str, str]:
+    label = label_of(run)
+    return label != NONE, label, run.path.name
+
+
+def combine(runs: Sequence[Run]) -> Run:
+    """The files of one `mpilens progress` study, read as one run.
+
+    Its members are the files, the none setting first, then by label; its points and notes are
+    theirs; its meta is the first member's with the planned points of all. Combining a combined
+    run again, or a file twice, changes nothing. Two files holding the same point under the same
+    setting are refused: the report could only pick one of them silently.
+    """
+    files = {member.path: member for run in runs for member in (run.members or [run])}
+    members = sorted(files.values(), key=_member_order)
+    if not members:
+        raise MpilensError("no progress results to read")
+    families = {member.family for member in members}
+    if len(families) > 1:
+        raise MpilensError("cannot read files of different families as one run: "
+                           + ", ".join(sorted(families)))
+    seen: Dict[Tuple[object, str], Path] = {}
+    for member in members:
+        for point in member.points:
+            identity = (_object(point, "params").get("progress"), point["key"])
+            if identity in seen:
+                raise MpilensError(
+                    f'"{seen[identity]}" and "{member.path}" both hold point "{point["key"]}" '
+                    f'under progress setting "{identity[0]}"; move one of them to another '
+                    "directory")
+            seen[identity] = member.path
+    first = members[0]
+    meta = dict(first.meta, points_total=sum(member.points_total for member in members))
+    return Run(path=first.path.with_name(f"{FAMILY}.jsonl"), meta=meta,
+               points=[point for member in members for point in member.points],
+               notes=[note for member in members for note in member.notes], members=members)
+
+
+def members_by_setting(run: Run) -> Dict[str, Run]:
+    """Each setting's file (a run read alone is its own), in setting order; of a setting
+    measured in several files (their points apart), the last one's meta stands for it."""
+    found = {label_of(member): member for member in (run.members or [run])}
+    return {label: found[label] for label in setting_order(found)}
+
+
+# --- the overheads -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Key:
+    """One series of points: an operation, a kind of computation, a setting and a strategy."""
+
+    operation: str  # p2p or a collective
+    kind: str  # time or work; "" for blocking points
+    setting: str  # params.progress
+    strategy: str  # blocking, none, test or test-best
+    interval: int = 0  # test: the bytes between two tests
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A point's figure in ns (t_b of a blocking point, else t_o), with the 95% interval of its
+    repetitions (the figure itself when unknown): differences inside it are noise."""
+
+    value: float
+    low: float
+    high: float
+    interval: int = 0  # test-best: the interval it names
+
+    @property
+    def nil(self) -> bool:
+        """Within noise of zero: a work-based t_o is a difference of two times and can come out
+        slightly negative."""
+        return self.low <= 0
+
+    def same(self, other: "Measure") -> bool:
+        """Within noise of each other: their intervals meet."""
+        return self.low <= other.high and other.low <= self.high
+
+
+Found = Dict[Key, Dict[int, Measure]]
+
+
+def operation_of(point: Record) -> Optional[str]:
+    if point.get("bench") == P2P:
+        return P2P
+    op = _object(point, "params").get("op")
+    return op if point.get("bench") == NBC and isinstance(op, str) else None
+
+
+def _key(point: Record) -> Optional[Key]:
+    params = _object(point, "params")
+    operation, strategy = operation_of(point), params.get("strategy")
+    setting, kind = params.get("progress", NONE), params.get("compute", "")
+    if operation is None or not all(isinstance(text, str) for text in (strategy, setting, kind)):
+        return None
+    interval = _integer(params.get("interval_bytes")) if strategy == TEST else 0
+    return None if interval is None else Key(operation, kind, setting, strategy, interval)
+
+
+def _measure(point: Record) -> Optional[Measure]:
+    params, stats = _object(point, "params"), _object(point, "stats")
+    value = _number(stats.get("t_b_ns" if params.get("strategy") == BLOCKING else "t_o_ns"))
+    if value is None:
+        return None
+    sample = _object(stats, "sample")
+    low, high = _number(sample.get("ci_lo")), _number(sample.get("ci_hi"))
+    if low is None or high is None:
+        low = high = value
+    # nbc: t_o is the largest rank's median, the interval that of the per-repetition maxima.
+    interval = _integer(params.get("interval_bytes")) if params.get("strategy") == TEST_BEST \
+        else 0
+    return Measure(value, min(low, value), max(high, value), interval or 0)
+
+
+def measurements(run: Run) -> Found:
+    """series → message size → figure, for every p2p and nbc point with a figure. test-best
+    points carry no repetitions: they take the interval of the test point they repeat."""
+    found: Found = {}
+    for point in run.points:
+        key, measure = _key(point), _measure(point)
+        size = _integer(_object(point, "params").get("size_bytes"))
+        if key is not None and measure is not None and size is not None:
+            found.setdefault(key, {})[size] = measure
+    for key, by_size in found.items():
+        if key.strategy == TEST_BEST:
+            for size, best in by_size.items():
+                tested = found.get(replace(key, strategy=TEST, interval=best.interval), {})
+                if size in tested:
+                    by_size[size] = replace(tested[size], value=best.value,
+                                            interval=best.interval)
+    return found
+
+
+def settings(run: Run) -> List[str]:
+    """The settings measured, the library alone first."""
+    labels = {label_of(member) for member in (run.members or [run])}
+    labels |= {key.setting for key in measurements(run)}
+    return setting_order(labels)
+
+
+def operations_measured(found: Found) -> List[str]:
+    present = {key.operation for key in found}
+    return [op for op in OPERATIONS if op in present] + sorted(present - set(OPERATIONS))
+
+
+def kinds_measured(found: Found, operation: str) -> List[str]:
+    present = {key.kind for key in found if key.operation == operation and key.kind}
+    return [kind for kind in KINDS if kind in present] + sorted(present - set(KINDS))
+
+
+def _series(found: Found, operation: str, kind: str, setting: str,
+            strategy: str, interval: int = 0) -> Dict[int, Measure]:
+    return dict(sorted(found.get(Key(operation, kind, setting, strategy, interval), {}).items()))
+
+
+def _values(series: Dict[int, Measure]) -> Dict[int, float]:
+    return {size: measure.value for size, measure in series.items()}
+
+
+def curve(found: Found, operation: str, kind: str, setting: str = NONE,
+          strategy: str = NONE) -> Dict[int, float]:
+    """Message size → t_o in ns of one setting and strategy."""
+    return _values(_series(found, operation, kind, setting, strategy))
+
+
+def blocking(found: Found, operation: str, setting: str = NONE) -> Dict[int, float]:
+    """Message size → t_b in ns, the blocking time of one setting."""
+    return _values(_series(found, operation, "", setting, BLOCKING))
+
+
+def reference(found: Found, operation: str) -> Dict[int, float]:
+    """The blocking time drawn as a reference: the library alone's, else the first setting's."""
+    for setting in setting_order(key.setting for key in found):
+        times = blocking(found, operation, setting)
+        if times:
+            return times
+    return {}
+
+
+def curve_name(setting: str, strategy: str) -> str:
+    """The name of an overhead curve: a setting (its none points), or test-best."""
+    if strategy == NONE:
+        return setting
+    return TEST_BEST if setting == NONE else f"{setting} {TEST_BEST}"
+
+
+def named_series(found: Found, operation: str, kind: str) -> Dict[str, Dict[int, Measure]]:
+    """Seed figures 7 to 10: curve name → message size → t_o, in the order drawn: none (the
+    library alone, no tests), test-best (the best MPI_Test interval), then each other setting's
+    none points (and its test-best when it measured one)."""
+    curves = {}
+    for setting in setting_order(key.setting for key in found):
+        for strategy in (NONE, TEST_BEST):
+            series = _series(found, operation, kind, setting, strategy)
+            if series:
+                curves[curve_name(setting, strategy)] = series
+    return curves
+
+
+def overhead_curves(found: Found, operation: str, kind: str) -> Dict[str, Dict[int, float]]:
+    """named_series with the figures alone."""
+    return {name: _values(series) for name, series in named_series(found, operation, kind).items()}
+
+
+def interval_curve(found: Found, operation: str, kind: str, size: int,
+                   setting: str = NONE) -> Dict[int, float]:
+    """Bytes between two tests → t_o at one message size: the candidates test-best chose from."""
+    found_here = {key.interval: by_size[size] for key, by_size in found.items()
+                  if (key.operation, key.kind, key.setting, key.strategy)
+                  == (operation, kind, setting, TEST) and size in by_size}
+    return {interval: found_here[interval].value for interval in sorted(found_here)}
+
+
+def tests_made(size: int, interval: int) -> int:
+    """MPI_Test calls in one repetition: floor(size / interval) + 1 (seed §III)."""
+    return size // interval + 1
+
+
+def largest_size(series: Dict[int, Measure]) -> Optional[int]:
+    return max(series) if series else None
+
+
+def diagnosed_sizes(series: Dict[int, Measure]) -> List[int]:
+    """The sizes the diagnosis speaks of: 1 MiB when measured, and the largest."""
+    largest = largest_size(series)
+    if largest is None:
+        return []
+    return ([KEY_SIZE] if KEY_SIZE in series and KEY_SIZE != largest else []) + [largest]
+
+
+def ranking(curves: Dict[str, Dict[int, Measure]], size: int) -> List[Tuple[str, Measure]]:
+    """The curves other than none at one size, lowest overhead first."""
+    entries = [(name, series[size]) for name, series in curves.items()
+               if name != NONE and size in series]
+    return sorted(entries, key=lambda entry: (entry[1].value, entry[0]))
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+def title(operation: str) -> str:
+    return OPERATION_TITLES.get(operation, operation)
+
+
+def factor(value: float) -> str:
+    """A ratio above 1: 6.1×, 10×, 250×."""
+    return f"{value:.1f}×" if value < 9.95 else f"{value:.0f}×"
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
+
+
+def overhead_text(measure: Optional[Measure]) -> str:
+    """A t_o as printed: within noise of zero shows as ~0, never as a negative time."""
+    if measure is None:
+        return "-"
+    return "~0" if measure.nil and measure.value <= 0 else format_time(measure.value)
+
+
+def describe(name: str, measure: Measure) -> str:
+    """A curve in words, for a sentence."""
+    if name == TEST_BEST:
+        return f"MPI_Test every {format_size(measure.interval)} (test-best)" \
+            if measure.interval else "the best MPI_Test interval (test-best)"
+    if name.endswith(f" {TEST_BEST}"):
+        return f"MPI_Test every {format_size(measure.interval)} under {name[:-len(TEST_BEST) - 1]}"
+    if is_thread(name):
+        return f"the progress thread ({name})"
+    if is_async(name):
+        return f"the library's asynchronous progress ({name})"
+    return name
+
+
+def change(base: Measure, other: Measure) -> str:
+    """How other's overhead stands to base's: 6.1× less, 2.0× more, or within noise."""
+    if other.nil:
+        return "within noise of zero"
+    if other.same(base):
+        return "no change beyond noise"
+    if other.value < base.value:
+        return f"{factor(base.value / other.value)} less"
+    return f"{factor(other.value / base.value)} more" if base.value > 0 else "more"
+
+
+# --- diagnosis -----------------------------------------------------------------------------------
+
+def _loss(found: Found, operation: str, size: int, base: Measure) -> str:
+    """What the program loses without help at one size, against the blocking time."""
+    t_b = blocking(found, operation).get(size)
+    if t_b is None or t_b <= 0:
+        return f"the program loses {format_time(base.value)} without help"
+    return (f"the program loses {format_time(base.value)} of {format_time(t_b)} blocking time "
+            f"without help ({_percent(base.value / t_b)})")
+
+
+def _verdict(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
+    """The best strategy or setting against none, then the others."""
+    name, best = ranked[0]
+    if best.nil:
+        verdict = f"{describe(name, best)} removes it (t_o within noise of zero)"
+    elif best.same(base):
+        verdict = (f"nothing does better beyond noise: the lowest is {describe(name, best)} "
+                   f"at {format_time(best.value)}")
+    elif best.value > base.value:
+        verdict = (f"every strategy and setting costs more: the least is {describe(name, best)} "
+                   f"at {format_time(best.value)}, {change(base, best)}")
+    else:
+        verdict = (f"{describe(name, best)} cuts it {factor(base.value / best.value)} "
+                   f"(to {format_time(best.value)})")
+    rest = [f"{other} {overhead_text(measure)} ({change(base, measure)})"
+            for other, measure in ranked[1:]]
+    return verdict + ("; then " + ", ".join(rest) if rest else "")
+
+
+def _overhead_sentence(found: Found, operation: str, kind: str, size: int,
+                       curves: Dict[str, Dict[int, Measure]]) -> str:
+    base = curves[NONE][size]
+    head = f"{title(operation)} at {format_size(size)}, {kind}-based: "
+    if base.nil:
+        return head + ("the program loses nothing measurable without help (t_o within noise of "
+                       "zero)")
+    sentence = head + _loss(found, operation, size, base)
+    ranked = ranking(curves, size)
+    if ranked:
+        sentence += "; " + _verdict(ranked, base)
+    missing = [name for name, series in curves.items() if name != NONE and size not in series]
+    if missing:
+        sentence += "; not measured at this size: " + ", ".join(missing)
+    return sentence
+
+
+def _overhead_sentences(found: Found) -> List[str]:
+    sentences = []
+    for operation in operations_measured(found):
+        for kind in kinds_measured(found, operation):
+            curves = named_series(found, operation, kind)
+            for size in diagnosed_sizes(curves.get(NONE, {})):
+                sentences.append(_overhead_sentence(found, operation, kind, size, curves))
+    return sentences
+
+
+def _missing_baseline_sentences(found: Found) -> List[str]:
+    overheads = [key for key in found if key.strategy != BLOCKING]
+    if not overheads or any(key.setting == NONE and key.strategy == NONE for key in overheads):
+        return []
+    return ["warning: no run with the none setting (the library alone, no tests): the other "
+            "settings cannot be compared with it; run mpilens-progress without LD_PRELOAD and "
+            "without asynchronous progress variables into the same directory"]
+
+
+def _contrast(found: Found, setting: str, operation: str) -> Optional[str]:
+    """A thread's work-based overhead far above its time-based one at the largest size both
+    measured, as text; None when it is not."""
+    time_based = _series(found, operation, "time", setting, NONE)
+    work_based = _series(found, operation, "work", setting, NONE)
+    sizes = set(time_based) & set(work_based)
+    if not sizes:
+        return None
+    size = max(sizes)
+    seen, felt = time_based[size], work_based[size]
+    if felt.nil or felt.same(seen) or felt.value <= WORK_CONTRAST * max(seen.value, 0.0):
+        return None
+    how = f" ({factor(felt.value / seen.value)})" if seen.value > 0 else ""
+    return (f"{title(operation)} at {format_size(size)} {format_time(felt.value)} work-based "
+            f"against {overhead_text(seen)} time-based{how}")
+
+
+def _contrast_sentences(found: Found) -> List[str]:
+    """Seed §V-B3: a thread can look free in the time spent in MPI calls and still take CPU
+    from the computation (its own polling, context switches, cache pollution)."""
+    sentences = []
+    for setting in setting_order(key.setting for key in found):
+        if not is_thread(setting):
+            continue
+        parts = [text for operation in operations_measured(found)
+                 if (text := _contrast(found, setting, operation)) is not None]
+        if parts:
+            sentences.append(
+                f"{setting}: the thread costs more than its MPI calls show: "
+                + ", ".join(parts) + "; the time-based overhead counts only the time inside "
+                "MPI calls, the work-based one also the CPU the thread takes from the "
+                "computation (seed §V-B3), which is what an application feels")
+    return sentences
+
+
+# --- where the progress threads ran --------------------------------------------------------------
+
+def cpu_set(text: object) -> Optional[Set[int]]:
+    """The processing units of a binding such as "0-3,8"; None when it does not parse."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    cpus: Set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return None
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+@dataclass
+class Placement:
+    """Where one setting's progress threads ran, against the cores its ranks compute on."""
+
+    # (rank, cpu) on a core no rank of its node may use
+    spare: List[Tuple[int, int]] = field(default_factory=list)
+    # (rank, cpu, the ranks of its node that may use that core)
+    shared: List[Tuple[int, int, List[int]]] = field(default_factory=list)
+    unbound: List[int] = field(default_factory=list)  # ranks whose thread was not bound
+    # (rank, cpu) where the bindings of the node's ranks are not recorded
+    unknown: List[Tuple[int, int]] = field(default_factory=list)
+    stopped: List[int] = field(default_factory=list)  # ranks where no thread ran
+
+    @property
+    def on_spare_cores(self) -> bool:
+        return bool(self.spare) and not (self.shared or self.unbound or self.unknown)
+
+
+def _per_rank(library: Record, name: str, first: object, ranks: int) -> list:
+    """Every rank's entry; without the list, rank 0's alone is known."""
+    values = library.get(name)
+    return list(values) if isinstance(values, list) and len(values) == ranks \
+        else [first] + [None] * (ranks - 1)
+
+
+def placement(member: Run) -> Optional[Placement]:
+    """Where a setting's threads ran; None when no thread ran on any rank."""
+    meta = member.meta
+    library = _object(_object(meta, "progress_setting"), "library")
+    ranks = _integer(meta.get("ranks")) or 1
+    running = _per_rank(library, "running_per_rank", library.get("running"), ranks)
+    cpus = _per_rank(library, "cpu_per_rank", library.get("cpu"), ranks)
+    if not any(flag is True for flag in running):
+        return None
+    hosts = meta.get("hosts") if isinstance(meta.get("hosts"), list) else []
+    hosts = hosts if len(hosts) == ranks else [None] * ranks
+    bindings = meta.get("binding") if isinstance(meta.get("binding"), list) else []
+    bindings = [cpu_set(text) for text in bindings] if len(bindings) == ranks else [None] * ranks
+    found = Placement()
+    for rank in range(ranks):
+        cpu = _integer(cpus[rank])
+        node = [other for other in range(ranks) if hosts[other] == hosts[rank]]
+        if running[rank] is not True:
+            if running[rank] is False:
+                found.stopped.append(rank)
+        elif cpu is None or cpu < 0:
+            found.unbound.append(rank)
+        elif any(bindings[other] is None for other in node):
+            found.unknown.append((rank, cpu))
+        else:
+            users = [other for other in node if cpu in bindings[other]]
+            if users:
+                found.shared.append((rank, cpu, users))
+            else:
+                found.spare.append((rank, cpu))
+    return found
+
+
+def _pairs(entries: Sequence[Tuple[int, int]]) -> str:
+    return ", ".join(f"rank {rank} on cpu {cpu}" for rank, cpu in entries)
+
+
+def _ranks_on_first_node(meta: Record) -> int:
+    hosts = meta.get("hosts")
+    if not isinstance(hosts, list) or not hosts:
+        return _integer(meta.get("ranks")) or 1
+    return sum(host == hosts[0] for host in hosts)
+
+
+def _shared_details(found: Placement) -> str:
+    details = [f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
+               f"{rank_ranges(users)} may compute" for rank, cpu, users in found.shared]
+    if found.unbound:
+        details.append(f"unbound on rank{'s' if len(found.unbound) > 1 else ''} "
+                       f"{rank_ranges(found.unbound)}")
+    return "; ".join(details)
+
+
+def _idle_cores(member: Run, found: Placement) -> str:
+    """An unbound thread on a node with more processing units than ranks may have found an idle
+    one: say so, the result may then lie between the two cases."""
+    online, ranks = _integer(member.meta.get("cpus_online")), _ranks_on_first_node(member.meta)
+    if not found.unbound or online is None or online <= ranks:
+        return ""
+    return (f"; the node has {online} processing units for {ranks} ranks, so the scheduler may "
+            "have run an unbound thread on an idle one, which would put the result between the "
+            "two cases")
+
+
+def _placement_sentence(label: str, member: Run, found: Placement) -> str:
+    if found.on_spare_cores:
+        sentence = (f"{label}: every progress thread ran on a core no rank computes on "
+                    f"({_pairs(found.spare)}): the spare-core case of the seed (figures 7 and 8), "
+                    "in which a thread takes the communication off the computation")
+    elif found.shared or found.unbound:
+        sentence = (f"{label}: the progress thread was not on a spare core "
+                    f"({_shared_details(found)}): these are the shared-core results, the "
+                    "seed's fully subscribed case (figures 9 and 10), in which the thread "
+                    "competes with the computation for its core" + _idle_cores(member, found))
+    else:
+        sentence = (f"{label}: the progress threads ran on known cores "
+                    f"({_pairs(found.spare + found.unknown)}), but the ranks' bindings are not "
+                    "recorded: whether they shared a core with the computation cannot be told")
+    if found.stopped:
+        sentence += f"; no thread ran on ranks {rank_ranges(found.stopped)}"
+    reason = _object(_object(member.meta, "progress_setting"), "library").get("reason")
+    if isinstance(reason, str) and reason.strip():
+        sentence += f"; libmpilens-progress said: {reason.strip()}"
+    return sentence
+
+
+def _placement_sentences(run: Run) -> List[str]:
+    sentences = []
+    for label, member in members_by_setting(run).items():
+        found = placement(member)
+        if found is not None:
+            sentences.append(_placement_sentence(label, member, found))
+    return sentences
+
+
+# --- asynchronous progress and blocking times ----------------------------------------------------
+
+def _against_none(found: Found, setting: str,
+                  strategy: str = NONE) -> List[Tuple[str, str, int, Measure, Measure]]:
+    """(operation, kind, size, none's, the setting's) at the largest size both measured."""
+    pairs = []
+    for operation in operations_measured(found):
+        for kind in kinds_measured(found, operation) if strategy == NONE else [""]:
+            base = _series(found, operation, kind, NONE, strategy)
+            mine = _series(found, operation, kind, setting, strategy)
+            sizes = set(base) & set(mine)
+            if sizes:
+                size = max(sizes)
+                pairs.append((operation, kind, size, base[size], mine[size]))
+    return pairs
+
+
+def _pair_text(operation: str, kind: str, size: int, base: Measure, mine: Measure) -> str:
+    what = f"{title(operation)}{f' {kind}-based' if kind else ''} at {format_size(size)}"
+    return f"{what} ({overhead_text(mine)} against {overhead_text(base)})"
+
+
+def _thread_level_hint(member: Run) -> str:
+    """MPICH raises the thread level to MPI_THREAD_MULTIPLE when it starts its asynchronous
+    progress thread: a level above the one asked, without libmpilens-progress (which raises it
+    too), is a sign the library obeyed the variable."""
+    setting = _object(member.meta, "progress_setting")
+    provided = setting.get("thread_level")
+    asked = _object(member.meta, "options").get("thread-level")
+    if _object(setting, "library").get("loaded") is True or provided != "multiple" \
+            or not isinstance(asked, str) or asked == "multiple":
+        return ""
+    return (f"; the library provided MPI_THREAD_MULTIPLE where the program asked for {asked}, a "
+            "sign that it started a thread of its own")
+
+
+def _async_sentence(found: Found, label: str, member: Run) -> str:
+    sentence = f"{label}: the program cannot ask the library whether it obeyed the variable"
+    sentence += _thread_level_hint(member)
+    pairs = _against_none(found, label)
+    if not pairs:
+        return sentence
+    lower = [_pair_text(*pair) for pair in pairs if not pair[4].same(pair[3])
+             and pair[4].value < pair[3].value]
+    higher = [_pair_text(*pair) for pair in pairs if not pair[4].same(pair[3])
+              and pair[4].value > pair[3].value]
+    if not lower and not higher:
+        return sentence + ("; its overheads are within noise of none's everywhere, at the "
+                           "largest sizes: nothing shows that it changed anything")
+    if lower:
+        sentence += "; lower than none's beyond noise: " + ", ".join(lower)
+    if higher:
+        sentence += "; higher than none's beyond noise: " + ", ".join(higher)
+    return sentence
+
+
+def _async_sentences(run: Run, found: Found) -> List[str]:
+    return [_async_sentence(found, label, member)
+            for label, member in members_by_setting(run).items() if is_async(label)]
+
+
+def _blocking_sentences(found: Found) -> List[str]:
+    """A setting that changes the blocking time changes what its points compute for."""
+    sentences = []
+    for setting in setting_order(key.setting for key in found):
+        if setting == NONE:
+            continue
+        changed = [_pair_text(operation, kind, size, base, mine)
+                   for operation, kind, size, base, mine in _against_none(found, setting, BLOCKING)
+                   if not mine.same(base)
+                   and abs(mine.value - base.value) > BLOCKING_CHANGE * base.value]
+        if changed:
+            sentences.append(f"{setting} changed the blocking time t_b itself: "
+                             + ", ".join(changed) + "; its points computed for their own t_b")
+    return sentences
+
+
+# --- interrupts ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Interrupts:
+    """One interrupts point (seed §V-B2)."""
+
+    rate_hz: int
+    threads: int
+    t1_ns: float
+    t2_ns: float
+    wakeups: float
+    achieved_hz: float
+    per_interrupt_ns: float
+    spread: Optional[float]
+
+
+def interrupts(run: Run) -> List[Interrupts]:
+    found = []
+    for point in run.points_of(INTERRUPTS):
+        params, stats = _object(point, "params"), _object(point, "stats")
+        rate, threads = _integer(params.get("rate_hz")), _integer(stats.get("threads"))
+        numbers = [_number(stats.get(name)) for name in ("t1_ns", "t2_ns", "wakeups",
+                                                         "achieved_hz", "per_interrupt_ns")]
+        if rate is not None and threads is not None and None not in numbers:
+            found.append(Interrupts(rate, threads, *numbers, _number(stats.get("spread"))))
+    return sorted(found, key=lambda entry: entry.rate_hz)
+
+
+def _interrupt_sentences(run: Run) -> List[str]:
+    sentences = []
+    for found in interrupts(run):
+        head = (f"interrupts at {found.rate_hz} Hz ({found.achieved_hz:.0f} Hz achieved), "
+                f"{found.threads} computing threads")
+        if found.per_interrupt_ns <= 0 or found.t2_ns <= found.t1_ns or found.t1_ns <= 0:
+            sentences.append(head + ": no measurable cost, the work took as long with the timer "
+                                    "as without (within noise)")
+        else:
+            sentences.append(
+                head + f": each wake-up took {format_time(found.per_interrupt_ns)} of CPU per "
+                f"core, {factor(found.per_interrupt_ns / SEED_INTERRUPT_NS)} the seed's "
+                f"{format_time(SEED_INTERRUPT_NS)}; the work took "
+                f"{_percent((found.t2_ns - found.t1_ns) / found.t1_ns)} longer with the timer "
+                "(what a progress thread woken as often by interrupts would take, seed §V-B2)")
+        if found.achieved_hz < RATE_SHORTFALL * found.rate_hz:
+            sentences.append(f"warning: interrupts: the timer fired {found.achieved_hz:.0f} times "
+                             f"a second of the {found.rate_hz} asked: the cost per wake-up holds, "
+                             "but the cores were loaded less than asked")
+    return sentences
+
+
+def _warning_notes(run: Run) -> List[str]:
+    """The programs' warnings (MPILENS_PROGRESS set without the library loaded, ...), each
+    naming its setting."""
+    texts = [f"warning: {label_of(member)}: {text}" for member in (run.members or [run])
+             for text in member.note_texts("warning")]
+    return list(dict.fromkeys(texts))
+
+
+def diagnose(run: Run) -> List[str]:
+    """Sentences for the report's findings, warnings starting with "warning:"."""
+    found = measurements(run)
+    return (_missing_baseline_sentences(found) + _overhead_sentences(found)
+            + _contrast_sentences(found) + _placement_sentences(run)
+            + _async_sentences(run, found) + _blocking_sentences(found)
+            + _interrupt_sentences(run) + _warning_notes(run))
+
+
+# --- the table `mpilens progress` prints ---------------------------------------------------------
+
+def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) if i < 2 else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(row, widths))).rstrip()
+            for row in rows]
+
+
+def curve_names(found: Found) -> List[str]:
+    """Every overhead curve's name, in the order of named_series."""
+    present = {(key.setting, key.strategy) for key in found}
+    return [curve_name(setting, strategy)
+            for setting in setting_order(key.setting for key in found)
+            for strategy in (NONE, TEST_BEST) if (setting, strategy) in present]
+
+
+def table_size(curves: Dict[str, Dict[int, Measure]]) -> Optional[int]:
+    """The size a row of the tables shows: none's largest, else the largest of any curve."""
+    if NONE in curves:
+        return largest_size(curves[NONE])
+    return max((size for series in curves.values() for size in series), default=None)
+
+
+def comparison_table(run: Run) -> List[str]:
+    """A plain text table: per operation and kind of computation, the blocking time and every
+    curve's overhead at the largest size."""
+    found = measurements(run)
+    names = curve_names(found)
+    if not names:
+        return []
+    rows = [["operation", "kind", "size", "t_b", *names]]
+    for operation in operations_measured(found):
+        for kind in kinds_measured(found, operation):
+            curves = named_series(found, operation, kind)
+            size = table_size(curves)
+            if size is None:
+                continue
+            t_b = reference(found, operation).get(size)
+            rows.append([title(operation), kind, format_size(size), format_time(t_b) if t_b
+                         is not None else "-",
+                         *(overhead_text(curves.get(name, {}).get(size)) for name in names)])
+    return ["overhead t_o at the largest size: none is the library alone without tests, "
+            "test-best its best MPI_Test interval, the other columns each setting without tests; "
+            "~0: within noise of zero"] + _columns(rows)
+
+
+def best_curve(found: Found, operation: str, kind: str) -> Optional[str]:
+    """The curve other than none with the lowest overhead at the size of the tables."""
+    curves = named_series(found, operation, kind)
+    size = table_size(curves)
+    ranked = ranking(curves, size) if size is not None else []
+    return ranked[0][0] if ranked else None
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+def _best_text(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
+    if not ranked or (not ranked[0][1].nil and (ranked[0][1].same(base)
+                                                 or ranked[0][1].value > base.value)):
+        return "nothing better than none"
+    name, best = ranked[0]
+    return f"{name} {overhead_text(best)} ({change(base, best)})"
+
+
+def _side(found: Found, operation: str, kind: str, size: int) -> Tuple[str, str]:
+    """(none's overhead against t_b, the best curve) of one study at one size."""
+    curves = named_series(found, operation, kind)
+    base = curves[NONE][size]
+    t_b = blocking(found, operation).get(size)
+    loss = overhead_text(base) + (f" ({_percent(max(base.value, 0.0) / t_b)} of t_b)"
+                                  if t_b else "")
+    return loss, _best_text(ranking(curves, size), base)
+
+
+def _interrupt_comparison(run_a: Run, run_b: Run, names: Tuple[str, str]) -> List[str]:
+    found_a = {entry.rate_hz: entry for entry in interrupts(run_a)}
+    found_b = {entry.rate_hz: entry for entry in interrupts(run_b)}
+    return [f"interrupts at {rate} Hz: {format_time(found_a[rate].per_interrupt_ns)} per wake-up "
+            f"per core in {names[0]}, {format_time(found_b[rate].per_interrupt_ns)} in "
+            f"{names[1]} (the seed: {format_time(SEED_INTERRUPT_NS)})"
+            for rate in sorted(set(found_a) & set(found_b))]
+
+
+def compare(run_a: Run, run_b: Run) -> List[str]:
+    """Per operation and kind: none's overhead at the largest size both measured, and the best
+    strategy or setting of each study there; then the cost of an interrupt."""
+    names = run_names(run_a, run_b)
+    found_a, found_b = measurements(run_a), measurements(run_b)
+    sentences = []
+    for operation in operations_measured(found_a):
+        for kind in kinds_measured(found_a, operation):
+            sizes = set(_series(found_a, operation, kind, NONE, NONE)) \
+                & set(_series(found_b, operation, kind, NONE, NONE))
+            if not sizes:
+                continue
+            size = max(sizes)
+            (loss_a, best_a), (loss_b, best_b) = (_side(found, operation, kind, size)
+                                                  for found in (found_a, found_b))
+            sentences.append(
+                f"{title(operation)} at {format_size(size)}, {kind}-based: without help "
+                f"{loss_a} in {names[0]}, {loss_b} in {names[1]}; best: {best_a} in "
+                f"{names[0]}, {best_b} in {names[1]}")
+    return sentences + _interrupt_comparison(run_a, run_b, names)

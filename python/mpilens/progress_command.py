@@ -1,0 +1,281 @@
+"""The `mpilens progress` command (seed 002): mpilens-progress under one progress setting after
+another (the MPI library alone, libmpilens-progress's thread in each mode and placement, the MPI
+library's own asynchronous progress), optionally mpilens-overlap without and with the thread, and
+one report of them all."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from . import families, launch, report, results
+from .cli_common import (EnvLauncher, _add_launch_options, _output_dir, _print_findings,
+                         _print_tables, _warn_if_oversubscribed, ensure_writable)
+from .errors import MpilensError
+from .progress import Progress
+
+PROGRESS_LIBRARY = "mpilens-progress"
+NONE = "none"
+THREAD_MODE = re.compile(r"^(poll|yield|sleep:[1-9][0-9]{0,6}|rt(:[1-9][0-9]{0,6})?)$")
+PLACEMENTS = ("shared", "spare")
+DEFAULT_THREADS = "poll,yield,sleep:50"
+BENCHES = ("p2p", "nbc", "interrupts")
+OPS = ("iallreduce", "ibcast", "ireduce", "ialltoall")
+# The MPI libraries' own progress threads, switched on by the async setting. Open MPI 4 has one
+# for its TCP transport only (between nodes; on one node nothing changes); MPICH has a general one.
+ASYNC_ENV = {launch.Flavour.MPICH: {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
+             launch.Flavour.OPENMPI: {"OMPI_MCA_btl_tcp_progress_thread": "1"}}
+# Seed 000's rendezvous benchmarks: where a transfer needs the receiver's progress to move on.
+OVERLAP_BENCHES = "sender,receiver"
+OVERLAP_ON = {"quick": False, "default": True, "full": True}
+
+
+def _thread_modes(text: str) -> List[str]:
+    """--threads: modes of libmpilens-progress's thread, as MPILENS_PROGRESS spells them."""
+    modes = [word.strip() for word in text.split(",")]
+    if modes == [NONE]:
+        return []
+    for mode in modes:
+        if not THREAD_MODE.match(mode):
+            raise argparse.ArgumentTypeError(
+                f'invalid thread mode "{mode}" in "{text}": expected poll, yield, sleep:US, rt or '
+                "rt:US (US a pause in microseconds, 1 to 9999999) separated by commas, or none")
+    return list(dict.fromkeys(modes))
+
+
+def _names(allowed: Sequence[str], what: str):
+    def convert(text: str) -> List[str]:
+        names = [word.strip() for word in text.split(",")]
+        if "all" in names:
+            return list(allowed)
+        for name in names:
+            if name not in allowed:
+                raise argparse.ArgumentTypeError(f'unknown {what} "{name}" in "{text}": choose '
+                                                 "from " + ", ".join((*allowed, "all")))
+        return [name for name in allowed if name in names]
+    return convert
+
+
+def _add_progress_command(commands: argparse._SubParsersAction) -> None:
+    family = families.get("progress")
+    sub = commands.add_parser(
+        "progress", help=family.description,
+        description=f"Run {family.program} with the MPI library alone (no progress help, then "
+                    "MPI_Test strategies), under libmpilens-progress's thread in each --threads "
+                    "mode and --placement, and with the MPI library's own asynchronous progress; "
+                    "optionally mpilens-overlap without and with the thread; write a table, a "
+                    "diagnosis and DIR/report.html (seed 002).")
+    _add_launch_options(sub, "default", "directory holding the mpilens programs (default: "
+                                        "MPILENS_BIN_DIR, then build/<flavour>/bin of the "
+                                        "checkout, then PATH); the library is looked for in "
+                                        "DIR/../lib and DIR/../lib64")
+    group = sub.add_argument_group("progress options")
+    group.add_argument("--bench", type=_names(BENCHES, "benchmark"), default=list(BENCHES),
+                       metavar="LIST", help="benchmarks: " + ", ".join(BENCHES)
+                       + ", or all (default all); interrupts runs once, without any help")
+    group.add_argument("--ops", type=_names(OPS, "collective"), default=list(OPS),
+                       metavar="LIST", help="nbc collectives: " + ", ".join(OPS)
+                       + ", or all (default all)")
+    group.add_argument("--sizes", metavar="MIN:MAX",
+                       help="message sizes, passed on to the program (default: its preset's)")
+    group.add_argument("--threads", type=_thread_modes, default=_thread_modes(DEFAULT_THREADS),
+                       metavar="LIST",
+                       help="modes of the progress thread to measure, separated by commas: poll, "
+                            "yield, sleep:US, rt, rt:US; none for no thread (default "
+                            f"{DEFAULT_THREADS})")
+    group.add_argument("--placement", type=_names(PLACEMENTS, "placement"),
+                       default=list(PLACEMENTS), metavar="LIST",
+                       help="where the thread runs: shared (not bound: beside its rank's "
+                            "computation) and spare (a core no rank of the node is bound to; "
+                            "needs bound ranks and a free core), or all (default all)")
+    group.add_argument("--async", dest="async_progress", action=argparse.BooleanOptionalAction,
+                       default=True,
+                       help="also measure the MPI library's own asynchronous progress (MPICH: "
+                            "MPIR_CVAR_ASYNC_PROGRESS=1; Open MPI 4: "
+                            "OMPI_MCA_btl_tcp_progress_thread=1, TCP only) (default on)")
+    group.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                       help="also run mpilens-overlap (sender, receiver) without and with the "
+                            "first thread setting, for the overlap maps with and without it "
+                            "(default: on, off with --preset quick)")
+    group.add_argument("--lib-dir", metavar="DIR",
+                       help=f"directory holding lib{PROGRESS_LIBRARY}.so (default: "
+                            "MPILENS_LIB_DIR, then beside --bin-dir or MPILENS_BIN_DIR, then "
+                            "build/<flavour>/lib of the checkout, then <prefix>/lib beside a "
+                            "<prefix>/bin on PATH)")
+    sub.set_defaults(handler=cmd_progress)
+
+
+@dataclass
+class Setting:
+    """One progress setting: its name in file names and messages, and the ranks' variables."""
+
+    name: str
+    env: Dict[str, str] = field(default_factory=dict)
+    thread: Optional[str] = None  # MPILENS_PROGRESS when the setting is libmpilens-progress's
+
+    @property
+    def label(self) -> str:
+        return f"progress, {self.name}"
+
+
+def _settings(args: argparse.Namespace, flavour: launch.Flavour, library: Path,
+              spare_possible: bool) -> List[Setting]:
+    """The library alone first, then each thread mode in each placement, then async."""
+    chosen = [Setting(NONE)]
+    placements = [p for p in args.placement if p != "spare" or spare_possible]
+    for mode in args.threads:
+        for placement in placements:
+            value = mode + (",cpu=spare" if placement == "spare" else "")
+            chosen.append(Setting(f"thread-{mode.replace(':', '')}"
+                                  + ("-spare" if placement == "spare" else ""),
+                                  {"LD_PRELOAD": str(library), "MPILENS_PROGRESS": value}, value))
+    if args.async_progress and flavour in ASYNC_ENV:
+        chosen.append(Setting("async", dict(ASYNC_ENV[flavour])))
+    return chosen
+
+
+def _spare_possible(args: argparse.Namespace) -> bool:
+    """On one node without a launcher of the user's, a spare core needs more cores than ranks;
+    elsewhere only the library can tell (it then says so, and the run is not kept)."""
+    if args.launcher or launch.in_slurm_allocation():
+        return True
+    return launch.usable_cpus() > args.np
+
+
+def _program_args(args: argparse.Namespace, setting: Setting, output: Path) -> List[str]:
+    """The library alone runs every strategy and the interrupt cost; a setting that brings its own
+    progress runs the strategy none only: MPI_Test on top of a thread is not the seed's question."""
+    benches = args.bench if setting.name == NONE else [b for b in args.bench if b != "interrupts"]
+    words = [*families.get("progress").preset_args(args.preset), "--bench", ",".join(benches),
+             "--ops", ",".join(args.ops)]
+    if setting.name != NONE:
+        words += ["--strategy", "none"]
+    if args.sizes:
+        words += ["--sizes", args.sizes]
+    return words + ["--output", str(output), "--progress", "off"] + (
+        ["--resume"] if args.resume else [])
+
+
+def _check_setting(run: results.Run, setting: Setting) -> None:
+    """A thread setting must have reached the ranks: a launcher that does not pass LD_PRELOAD on
+    measures the library alone under a thread's name."""
+    found = run.meta.get("progress_setting")
+    library = found.get("library") if isinstance(found, dict) else None
+    if setting.thread is not None and not (isinstance(library, dict) and library.get("loaded")):
+        raise MpilensError(
+            f'"{run.path}" was measured without libmpilens-progress, not under '
+            f'MPILENS_PROGRESS={setting.thread}: the ranks did not get LD_PRELOAD (a --launcher '
+            "must pass its environment on to them)")
+
+
+def _keep(run: results.Run, setting: Setting, kept: Dict[str, str]) -> bool:
+    """A setting the library could not give (no spare core, no MPI_THREAD_MULTIPLE) measures one
+    already measured, under the same label. Said, and its file removed: the study's files must
+    hold each setting once (the report refuses two files of one measurement)."""
+    label = run.progress_label or ""
+    if label not in kept:
+        kept[label] = setting.name
+        return True
+    library = run.meta["progress_setting"].get("library", {})
+    reason = library.get("reason") or "the library gave no reason"
+    print(f"mpilens: {setting.name} ran as {label} ({reason}), which {kept[label]} measured "
+          f"already; {run.path.name} is removed", file=sys.stderr)
+    run.path.unlink()
+    return False
+
+
+class _Study:
+    """The runs of one `mpilens progress`, made in order into one directory."""
+
+    def __init__(self, args: argparse.Namespace, launcher: EnvLauncher, outdir: Path) -> None:
+        self.args, self.launcher, self.outdir = args, launcher, outdir
+
+    def run(self, program: Path, program_args: Sequence[str], env: Dict[str, str],
+            output: Path, label: str) -> results.Run:
+        command = self.launcher.command(program, program_args, env)
+        own_env = self.launcher.announce(command, env)
+        launch.run(command, output, Progress(label), env=own_env)
+        return results.load(output)
+
+    def overlap(self, program: Path, setting: Setting) -> results.Run:
+        output = _overlap_output(self.outdir, setting)
+        words = [*families.get("overlap").preset_args(self.args.preset), "--bench",
+                 OVERLAP_BENCHES, "--output", str(output), "--progress", "off"] + (
+            ["--resume"] if self.args.resume else [])
+        run = self.run(program, words, setting.env, output, f"overlap, {setting.name}")
+        _check_setting(run, setting)
+        return run
+
+
+def _overlap_setting(settings: Sequence[Setting]) -> Optional[Setting]:
+    """The thread the overlap maps are measured with: the first mode, on a spare core if that
+    placement is measured."""
+    threads = [setting for setting in settings if setting.thread is not None]
+    spare = [setting for setting in threads if setting.name.endswith("-spare")]
+    return (spare or threads or [None])[0]
+
+
+def _outputs(outdir: Path, settings: Sequence[Setting],
+             overlap_with: Sequence[Setting]) -> List[Path]:
+    return [outdir / f"progress-{setting.name}.jsonl" for setting in settings] + [
+        _overlap_output(outdir, setting) for setting in overlap_with]
+
+
+def _overlap_output(outdir: Path, setting: Setting) -> Path:
+    return outdir / ("overlap.jsonl" if setting.name == NONE else f"overlap-{setting.name}.jsonl")
+
+
+def cmd_progress(args: argparse.Namespace) -> int:
+    family = families.get("progress")
+    if args.resume and not args.output:
+        raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
+    if args.np < family.min_ranks and set(args.bench) != {"interrupts"}:
+        raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is "
+                           f"{args.np}")
+    flavour = launch.resolve_flavour(args.mpi)
+    program = launch.find_program(family.program, flavour, args.bin_dir)
+    library = launch.find_library(PROGRESS_LIBRARY, flavour, args.lib_dir, args.bin_dir)
+    overlap = OVERLAP_ON[args.preset] if args.overlap is None else args.overlap
+    overlap_program = launch.find_program("mpilens-overlap", flavour, args.bin_dir) \
+        if overlap else None
+    spare = _spare_possible(args)
+    if "spare" in args.placement and args.threads and not spare:
+        print(f"mpilens: no spare core: {args.np} ranks on {launch.usable_cpus()} cores, so the "
+              "thread shares its rank's core (the seed's shared-core case); the spare placement "
+              "is not measured", file=sys.stderr)
+    settings = _settings(args, flavour, library, spare)
+    thread = _overlap_setting(settings)
+    overlap_with = ([settings[0]] + ([thread] if thread else [])) if overlap_program else []
+    outdir = _output_dir(args.output, flavour)
+    for output in _outputs(outdir, settings, overlap_with):
+        if output.exists() and not args.resume:
+            raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
+                               "choose another --output")
+    launcher = EnvLauncher(args, flavour)
+    launch.check_launcher(launcher.command(program, [], {}), None if args.launcher else flavour)
+    ensure_writable(outdir)
+    _warn_if_oversubscribed(args)
+
+    study = _Study(args, launcher, outdir)
+    runs: List[results.Run] = []
+    kept: Dict[str, str] = {}
+    for setting in settings:
+        if setting.name != NONE and set(args.bench) <= {"interrupts"}:
+            break  # interrupts is measured once, without any help
+        output = outdir / f"progress-{setting.name}.jsonl"
+        run = study.run(program, _program_args(args, setting, output), setting.env, output,
+                        setting.label)
+        _check_setting(run, setting)
+        if _keep(run, setting, kept):
+            runs.append(run)
+    runs += [study.overlap(overlap_program, setting) for setting in overlap_with]
+    page = report.write_report(runs, outdir)
+    _print_tables(runs)
+    _print_findings(runs)
+    print(f"results: {outdir}")
+    print(f"report: {page}")
+    return 0
