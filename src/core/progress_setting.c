@@ -13,12 +13,13 @@
 #include "program.h"
 
 /* The libraries' own asynchronous progress, as their users set it (anchors: MPICH's CVAR and its
- * older MPICH_ spelling, Cray MPICH, Intel MPI, MVAPICH2, Open MPI 5's experimental thread). The
- * program cannot ask the library whether it obeyed: the variables are recorded as given. */
+ * older MPICH_ spelling, Cray MPICH, Intel MPI, MVAPICH2, Open MPI 5's experimental thread, Open
+ * MPI 4's thread for its TCP transport). The program cannot ask the library whether it obeyed: the
+ * variables are recorded as given. */
 static const char *const async_vars[] = {
     "MPIR_CVAR_ASYNC_PROGRESS",  "MPICH_ASYNC_PROGRESS",        "MPICH_NEMESIS_ASYNC_PROGRESS",
     "I_MPI_ASYNC_PROGRESS",      "MV2_ASYNC_PROGRESS",          "OMPI_MCA_opal_async_progress",
-    "OMPI_MCA_mpi_async_progress",
+    "OMPI_MCA_mpi_async_progress", "OMPI_MCA_btl_tcp_progress_thread",
 };
 /* Recorded with them: what places or configures those threads, and the layer's own variable. */
 static const char *const other_vars[] = {
