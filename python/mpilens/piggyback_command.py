@@ -9,7 +9,6 @@ import json
 import math
 import os
 import shlex
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path

@@ -236,10 +236,13 @@ def cmd_progress(args: argparse.Namespace) -> int:
     if args.np < family.min_ranks and set(args.bench) != {"interrupts"}:
         raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is "
                            f"{args.np}")
+    overlap = OVERLAP_ON[args.preset] if args.overlap is None else args.overlap
+    if overlap and args.np < 2:
+        raise MpilensError(f"--overlap needs at least 2 ranks (a sender and a receiver); --np is "
+                           f"{args.np}")
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PROGRESS_LIBRARY, flavour, args.lib_dir, args.bin_dir)
-    overlap = OVERLAP_ON[args.preset] if args.overlap is None else args.overlap
     overlap_program = launch.find_program("mpilens-overlap", flavour, args.bin_dir) \
         if overlap else None
     spare = _spare_possible(args)

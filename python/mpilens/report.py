@@ -6,12 +6,13 @@ import json
 import shlex
 from importlib import resources
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from . import families
 from .markup import Markup, details, element, join, page, png_image, table
 from .results import Record, Run
 from .section import Part, Plot, ReportSection
+from .plots.common import diagnosis_list
 from .units import format_time
 
 Row = Tuple[str, str]
@@ -142,11 +143,6 @@ def findings(runs: Sequence[Run]) -> List[str]:
     return [f"{run.family}: {sentence}" for run in runs for sentence in _run_findings(run)]
 
 
-def _finding_list(sentences: Iterable[str]) -> Markup:
-    items = [element("li", s, "warn" if "warning:" in s else None) for s in sentences]
-    return element("ul", join(items)) if items else element("p", "Nothing to report.")
-
-
 def _notes(run: Run) -> Markup:
     if not run.notes:
         return Markup("")
@@ -211,7 +207,7 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
     outdir.mkdir(parents=True, exist_ok=True)
     subtitle = _subtitle(runs)
     body = [element("h1", "mpilens report"), element("p", subtitle, "subtitle"),
-            element("h2", "Findings"), _finding_list(findings(runs)), element("h2", "Runs")]
+            element("h2", "Findings"), diagnosis_list(findings(runs)), element("h2", "Runs")]
     for run in runs:
         body += [element("h3", run.path.name), _metadata_table(run)]
     shown = grouped(runs)
@@ -259,7 +255,7 @@ def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
         if family:
             differences += [f"{name}: {s}" for s in family.compare(by_family_a[name],
                                                                     by_family_b[name])]
-    body += [element("h2", "Differences"), _finding_list(differences + only)]
+    body += [element("h2", "Differences"), diagnosis_list(differences + only)]
     for name in common:
         run_a, run_b = by_family_a[name], by_family_b[name]
         family = families.FAMILIES.get(name)

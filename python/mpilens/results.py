@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Union
 
 from .errors import MpilensError
 
@@ -59,6 +60,19 @@ class Run:
         setting = self.meta.get("progress_setting")
         label = setting.get("label") if isinstance(setting, dict) else None
         return label if isinstance(label, str) else None
+
+
+def record_number(value: object) -> Optional[float]:
+    """A finite number from a record; None for null, text, NaN or infinity."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def record_integer(value: object) -> Optional[int]:
+    """A whole number from a record; None for anything else."""
+    number = record_number(value)
+    return int(number) if number is not None and number == int(number) else None
 
 
 def _upgrade(record: Record, schema: int) -> Record:
@@ -169,38 +183,48 @@ def _ranks(run: Run) -> int:
     return ranks if isinstance(ranks, int) and not isinstance(ranks, bool) else 0
 
 
-def merge(runs: Sequence[Run]) -> Run:
-    """The files of one family measured at several rank counts (one file per count, each point
-    naming its count in params.np), read as one run.
+def join_files(runs: Sequence[Run], order: Callable[[Run], Any],
+               identity: Callable[[Run, Record], Hashable], describe: Callable[[Any], str],
+               empty: str, base: Callable[[List[Run]], Run] = lambda members: members[0]) -> Run:
+    """The files of one study, each measured under one configuration, read as one run.
 
-    Its members are the files, by rank count; its points and notes are theirs, and its meta is
-    that of the largest run with the planned points of all. Merging a merged run again, or a file
-    twice, changes nothing. Two files at the same rank count holding the same point are refused:
-    the report could only pick one of them silently.
+    Its members are the files in `order`; its points and notes are theirs, and its meta is that
+    of `base` (of the ordered members) with the planned points of all. Joining a joined run
+    again, or a file twice, changes nothing. Two files holding the same measurement (equal
+    `identity(file, point)`, named by `describe`) are refused: the report could only pick one of
+    them silently. `empty`: the error when there is no file.
     """
-    # A file given twice (itself and inside a merged run) is read once.
+    # A file given twice (itself and inside a joined run) is read once.
     files = {member.path: member for run in runs for member in (run.members or [run])}
-    members = sorted(files.values(), key=_ranks)
+    members = sorted(files.values(), key=order)
     if not members:
-        raise MpilensError("no results files to read")
+        raise MpilensError(empty)
     families = {member.family for member in members}
     if len(families) > 1:
         raise MpilensError("cannot read files of different families as one run: "
                            + ", ".join(sorted(families)))
-    seen: Dict[Tuple[int, str], Path] = {}
+    seen: Dict[Hashable, Path] = {}
     for member in members:
         for point in member.points:
-            where = (_ranks(member), point["key"])
-            if where in seen:
-                raise MpilensError(
-                    f'"{seen[where]}" and "{member.path}" both hold point "{point["key"]}" at '
-                    f"{where[0]} ranks; move one of them to another directory")
-            seen[where] = member.path
-    largest = members[-1]
-    meta = dict(largest.meta, points_total=sum(member.points_total for member in members))
-    return Run(path=largest.path.with_name(f"{largest.family}.jsonl"), meta=meta,
+            found = identity(member, point)
+            if found in seen:
+                raise MpilensError(f'"{seen[found]}" and "{member.path}" both hold '
+                                   f"{describe(found)}; move one of them to another directory")
+            seen[found] = member.path
+    chosen = base(members)
+    meta = dict(chosen.meta, points_total=sum(member.points_total for member in members))
+    return Run(path=chosen.path.with_name(f"{chosen.family}.jsonl"), meta=meta,
                points=[point for member in members for point in member.points],
                notes=[note for member in members for note in member.notes], members=members)
+
+
+def merge(runs: Sequence[Run]) -> Run:
+    """The files of one family measured at several rank counts (one file per count, each point
+    naming its count in params.np), read as one run (join_files): by rank count, with the meta of
+    the largest run; two files at the same rank count holding the same point are refused."""
+    return join_files(runs, _ranks, lambda member, point: (_ranks(member), point["key"]),
+                      lambda found: f'point "{found[1]}" at {found[0]} ranks',
+                      "no results files to read", base=lambda members: members[-1])
 
 
 def load_dir(directory: PathLike) -> List[Run]:

@@ -42,7 +42,7 @@ def fake(tmp_path):
                       [coll_meta(ranks, len(points)), *points])
     bin_dir.mkdir()
     for family in families.suite_families():
-        source = (f'"$FAKE_SOURCES/coll-np$FAKE_NP.jsonl"' if family.np_series
+        source = ('"$FAKE_SOURCES/coll-np$FAKE_NP.jsonl"' if family.np_series
                   else f'"{SANITY_FIXTURE}"')
         program = bin_dir / family.program
         program.write_text(f'#!/bin/sh\nFAKE_SOURCE={source} exec {sys.executable} '

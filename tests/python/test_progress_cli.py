@@ -117,6 +117,8 @@ def one_line_error(done) -> str:
     (("--bench", "p2p,ring"), 'argument --bench: unknown benchmark "ring"'),
     (("--ops", "iscan"), 'argument --ops: unknown collective "iscan"'),
     (("--np", "1"), "p2p and nbc need at least 2 ranks; --np is 1"),
+    (("--np", "1", "--bench", "interrupts", "--overlap"),
+     "--overlap needs at least 2 ranks (a sender and a receiver); --np is 1"),
     (("--resume",), "--resume needs --output DIR: the directory of the run to complete"),
 ])
 def test_bad_input_launches_nothing(fake, tmp_path, argv, message):

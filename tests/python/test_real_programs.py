@@ -8,7 +8,6 @@ the sanity family's invariants on live data. They need the C build: under `make 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 

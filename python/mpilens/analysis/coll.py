@@ -8,11 +8,10 @@ params.np. Plain Python (no numpy), like the overlap analysis: the CLI imports i
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..results import Record, Run
+from ..results import Record, Run, record_integer, record_number
 from ..units import format_size, format_time
 from .overlap import run_names
 
@@ -70,24 +69,12 @@ LOWER_BOUNDS = ("rounds", "rounds-reverse")
 UPPER_BOUNDS = ("barrier", "barrier-ring", "barrier-dissem", "ack")
 
 
-def _number(value: object) -> Optional[float]:
-    """A finite number from a record; None for null, text, NaN or infinity."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _integer(value: object) -> Optional[int]:
-    number = _number(value)
-    return int(number) if number is not None and number == int(number) else None
-
-
 def _numbers(values: object) -> List[Optional[float]]:
-    return [_number(value) for value in values] if isinstance(values, list) else []
+    return [record_number(value) for value in values] if isinstance(values, list) else []
 
 
 def _ranks_list(values: object) -> List[int]:
-    found = [_integer(value) for value in values] if isinstance(values, list) else []
+    found = [record_integer(value) for value in values] if isinstance(values, list) else []
     return [rank for rank in found if rank is not None]
 
 
@@ -121,15 +108,15 @@ def method_of(point: Record) -> Optional[str]:
 
 
 def ranks_of(point: Record) -> Optional[int]:
-    return _integer(_field(point, "np"))
+    return record_integer(_field(point, "np"))
 
 
 def config_of(point: Record) -> Optional[Config]:
     op, algo = _field(point, "op"), _field(point, "algo")
     if not isinstance(op, str) or not isinstance(algo, str):
         return None
-    return Config(op, algo, _integer(_field(point, "size_bytes")) or 0,
-                  _integer(_field(point, "hop_delay_ns")) or 0)
+    return Config(op, algo, record_integer(_field(point, "size_bytes")) or 0,
+                  record_integer(_field(point, "hop_delay_ns")) or 0)
 
 
 Series = Dict[Config, Dict[str, Dict[int, Record]]]
@@ -153,11 +140,11 @@ def methods_present(by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
 
 
 def latency(point: Optional[Record]) -> Optional[float]:
-    return None if point is None else _number(point["stats"].get("latency_ns"))
+    return None if point is None else record_number(point["stats"].get("latency_ns"))
 
 
 def truth(point: Optional[Record]) -> Optional[float]:
-    return None if point is None else _number(point["stats"].get("truth_ns"))
+    return None if point is None else record_number(point["stats"].get("truth_ns"))
 
 
 def curve(by_ranks: Mapping[int, Record]) -> List[Tuple[int, float]]:
@@ -277,16 +264,17 @@ def profile(point: Record) -> Profile:
     config = config_of(point) or Config("?", "?", 0, 0)
     ol = _numbers(stats.get("per_rank_ns"))
     ranks = ranks_of(point) or len(ol)
-    argmax = _integer(stats.get("argmax_rank"))
+    argmax = record_integer(stats.get("argmax_rank"))
     if argmax is None and any(value is not None for value in ol):
         argmax = max((value, rank) for rank, value in enumerate(ol) if value is not None)[1]
     remedy = stats.get("remedy")
     return Profile(
-        config=config, ranks=ranks, latency_ns=_number(stats.get("latency_ns")),
+        config=config, ranks=ranks, latency_ns=record_number(stats.get("latency_ns")),
         ol=_fit(ol, ranks), e=_fit(_numbers(stats.get("per_rank_e_ns")), ranks),
         rtl=_fit(_numbers(stats.get("per_rank_rtl_ns")), ranks),
         truth=_fit(_numbers(stats.get("per_rank_truth_ns")), ranks), argmax=argmax,
-        gap_ns=_number(stats.get("gap_ns")), gap_bound=_ranks_list(stats.get("gap_bound_ranks")),
+        gap_ns=record_number(stats.get("gap_ns")),
+        gap_bound=_ranks_list(stats.get("gap_bound_ranks")),
         remedy=remedy if isinstance(remedy, str) else None, fast=params.get("fast") is True,
         measured=_ranks_list(stats.get("measured_ranks")),
         audited=_ranks_list(stats.get("audited_ranks")),
@@ -544,7 +532,7 @@ def _interval(point: Optional[Record]) -> Optional[Tuple[float, float]]:
     sample = point["stats"].get("sample") if point is not None else None
     if not isinstance(sample, dict):
         return None
-    low, high = _number(sample.get("ci_lo")), _number(sample.get("ci_hi"))
+    low, high = record_number(sample.get("ci_lo")), record_number(sample.get("ci_hi"))
     return (low, high) if low is not None and high is not None else None
 
 
@@ -649,7 +637,7 @@ def rsd_limit(run: Run) -> float:
 def _quality_sentences(run: Run) -> List[str]:
     limit = rsd_limit(run)
     measured = [(point, rsd) for point in run.points
-                if (rsd := _number(point["stats"].get("rsd"))) is not None]
+                if (rsd := record_number(point["stats"].get("rsd"))) is not None]
     noisy = sorted(((rsd, point) for point, rsd in measured if rsd > limit),
                    key=lambda entry: -entry[0])
     if not noisy:

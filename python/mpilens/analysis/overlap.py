@@ -14,7 +14,7 @@ from itertools import product
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
-from ..results import Record, Run
+from ..results import Record, Run, record_number
 from ..units import Number, format_size, format_time
 
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
@@ -90,13 +90,6 @@ FLAVOUR_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "intelmpi": "Intel MPI
                  "mvapich": "MVAPICH", "craympich": "Cray MPICH"}
 
 
-def _number(value: object) -> Optional[float]:
-    """A finite number from a record; None for null, text, NaN or infinity."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _median(values: Iterable[Optional[float]]) -> Optional[float]:
     present = [value for value in values if value is not None]
     return statistics.median(present) if present else None
@@ -111,7 +104,7 @@ def ratio(t_measured: Optional[Number], t_comm: Optional[Number],
     0 is perfect overlap, 1 serialised, above 1 slower than serialised; None when it is not
     defined (an input missing, or T_comm or T_comp not positive).
     """
-    measured, comm, comp = (_number(value) for value in (t_measured, t_comm, t_comp))
+    measured, comm, comp = (record_number(value) for value in (t_measured, t_comm, t_comp))
     if measured is None or comm is None or comp is None or min(comm, comp) <= 0:
         return None
     return (measured - max(comm, comp)) / min(comm, comp)
@@ -120,7 +113,7 @@ def ratio(t_measured: Optional[Number], t_comm: Optional[Number],
 def osu_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
                     t_comp: Optional[Number]) -> Optional[float]:
     """OSU micro-benchmarks' overlap %: max(0, 100 − 100·(T − T_comp)/T_comm)."""
-    measured, comm, comp = (_number(value) for value in (t_measured, t_comm, t_comp))
+    measured, comm, comp = (record_number(value) for value in (t_measured, t_comm, t_comp))
     if measured is None or comm is None or comp is None or comm <= 0:
         return None
     return max(0.0, 100 - 100 * (measured - comp) / comm)
@@ -129,7 +122,7 @@ def osu_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
 def imb_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
                     t_comp: Optional[Number]) -> Optional[float]:
     """Intel MPI Benchmarks' overlap % (as documented): 100·(1 − ratio) clipped to [0, 100]."""
-    measured, comm, comp = (_number(value) for value in (t_measured, t_comm, t_comp))
+    measured, comm, comp = (record_number(value) for value in (t_measured, t_comm, t_comp))
     if measured is None or comm is None or comp is None or min(comm, comp) <= 0:
         return None
     return 100 * max(0.0, min(1.0, (comm + comp - measured) / min(comm, comp)))
@@ -143,7 +136,7 @@ def _ingredients(point: Record) -> Tuple[Any, Any, Any]:
 
 def point_ratio(point: Record) -> Optional[float]:
     """The ratio the program stored (for nload: the slowdown − 1)."""
-    return _number(point["stats"].get("ratio"))
+    return record_number(point["stats"].get("ratio"))
 
 
 # --- how well a ratio is known -------------------------------------------------------------------
@@ -168,7 +161,7 @@ def carried_interval(value: float, summary: object) -> Interval:
     """
     if not isinstance(summary, dict):
         return value, value
-    median, low, high = (_number(summary.get(name)) for name in ("median", "ci_lo", "ci_hi"))
+    median, low, high = (record_number(summary.get(name)) for name in ("median", "ci_lo", "ci_hi"))
     if median is None or low is None or high is None or median <= 0 \
             or not low <= median <= high:
         return value, value
@@ -199,7 +192,7 @@ def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Inter
     stored = point_ratio(point)
     if stored is None:
         return None
-    measured, comm, comp = (_number(value) for value in _ingredients(point))
+    measured, comm, comp = (record_number(value) for value in _ingredients(point))
     if ratio(measured, comm, comp) is None:
         return stored, stored  # the times are not in the file: only the ratio is known
     stats = point["stats"]
@@ -254,7 +247,7 @@ class Grid:
     def values(self, stat: str) -> List[List[float]]:
         """stats[stat] per cell, one list per y value; NaN where no point or no value."""
         cells = {self._place(p): p for p in self.points}
-        return [[_nan_for_none(_number(cells[(size, y)]["stats"].get(stat)))
+        return [[_nan_for_none(record_number(cells[(size, y)]["stats"].get(stat)))
                  if (size, y) in cells else math.nan for size in self.sizes] for y in self.ys]
 
     @property
@@ -294,7 +287,8 @@ def _nan_for_none(value: Optional[float]) -> float:
 
 def _placed(point: Record, key: str) -> bool:
     params = point["params"]
-    return _number(params.get("size_bytes")) is not None and _number(params.get(key)) is not None
+    return record_number(params.get("size_bytes")) is not None \
+        and record_number(params.get(key)) is not None
 
 
 def grid(run: Run, bench: str) -> Grid:
@@ -305,7 +299,7 @@ def grid(run: Run, bench: str) -> Grid:
     key = y_key(bench)
     points = [p for p in run.points_of(bench) if _placed(p, key)]
     sizes = sorted({p["params"]["size_bytes"] for p in points})
-    t_comm = [_median(_number(p["stats"].get("t_comm_ns")) for p in points
+    t_comm = [_median(record_number(p["stats"].get("t_comm_ns")) for p in points
                       if p["params"]["size_bytes"] == size) for size in sizes]
     references = _references_by_size(run, bench)
     intervals = [None if bench == NLOAD
@@ -332,8 +326,8 @@ def column_score(points: Sequence[Record]) -> Optional[float]:
     Below that line the ratio measures how much computation was hidden behind communication,
     which says less about progress; a column that never reaches it uses all its points.
     """
-    rows = [(point_ratio(p), _number(p["stats"].get("t_comp_ns")),
-             _number(p["stats"].get("t_comm_ns"))) for p in points]
+    rows = [(point_ratio(p), record_number(p["stats"].get("t_comp_ns")),
+             record_number(p["stats"].get("t_comm_ns"))) for p in points]
     hiding = [r for r, comp, comm in rows
               if r is not None and comp is not None and comm is not None and comp >= comm]
     return _median(hiding or [r for r, _, _ in rows])
@@ -566,13 +560,13 @@ def cpu_overhead(run: Run) -> Optional[CpuOverhead]:
     limit = found.last_eager if found is not None and found.seen else SMALL_SEND_BYTES
     costs: Dict[Number, List[float]] = {}
     for point in grid(run, CPU).points:
-        measured, _, comp = (_number(v) for v in _ingredients(point))
+        measured, _, comp = (record_number(v) for v in _ingredients(point))
         size = point["params"]["size_bytes"]
         if size <= limit and measured is not None and comp is not None:
             costs.setdefault(size, []).append(measured - comp)
     if not costs:
         return None
-    sends = [_number(p["stats"].get("send_ns")) for p in run.points_of("ref-send")
+    sends = [record_number(p["stats"].get("send_ns")) for p in run.points_of("ref-send")
              if p["params"].get("size_bytes") in costs]
     return CpuOverhead(largest_size=max(costs),
                        cost_ns=statistics.median([c for cs in costs.values() for c in cs]),
@@ -609,7 +603,7 @@ def _factor(value: float) -> str:
 
 def slowdowns(run: Run) -> List[Tuple[Record, float]]:
     return [(p, s) for p in grid(run, NLOAD).points
-            if (s := _number(p["stats"].get("slowdown"))) is not None]
+            if (s := record_number(p["stats"].get("slowdown"))) is not None]
 
 
 def worst_slowdown(run: Run) -> Optional[float]:
@@ -684,7 +678,7 @@ def worst_rank(point: Record) -> Optional[int]:
         return rank
     per_rank = stats.get("per_rank")
     ratios = per_rank.get("ratio") if isinstance(per_rank, dict) else None
-    finite = [(r, i) for i, r in enumerate(ratios or []) if _number(r) is not None]
+    finite = [(r, i) for i, r in enumerate(ratios or []) if record_number(r) is not None]
     return max(finite)[1] if finite else None
 
 
@@ -803,9 +797,9 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
 
 def reference_rows(run: Run) -> List[Tuple[Number, Optional[float], Optional[float]]]:
     """(size, one-way ping-pong time, blocking MPI_Send time) for every reference size."""
-    one_way = {p["params"].get("size_bytes"): _number(p["stats"].get("one_way_ns"))
+    one_way = {p["params"].get("size_bytes"): record_number(p["stats"].get("one_way_ns"))
                for p in run.points_of("ref-pingpong")}
-    send = {p["params"].get("size_bytes"): _number(p["stats"].get("send_ns"))
+    send = {p["params"].get("size_bytes"): record_number(p["stats"].get("send_ns"))
             for p in run.points_of("ref-send")}
-    sizes = sorted(size for size in {*one_way, *send} if _number(size) is not None)
+    sizes = sorted(size for size in {*one_way, *send} if record_number(size) is not None)
     return [(size, one_way.get(size), send.get(size)) for size in sizes]

@@ -13,14 +13,13 @@ on every start.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
-from ..results import Record, Run
+from ..results import Record, Run, join_files, record_integer, record_number
 from ..units import format_size, format_time
 from .overlap import run_names
 
@@ -55,18 +54,6 @@ BANDWIDTH_GOAL_FROM = 1 << 20
 # The key figures of the printed table: latency at 1 B, bandwidth at 1 MiB and 4 MiB.
 KEY_LATENCY_SIZE = 1
 KEY_BANDWIDTH_SIZES = (1 << 20, 4 << 20)
-
-
-def _number(value: object) -> Optional[float]:
-    """A finite number from a record; None for null, text, NaN or infinity."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _integer(value: object) -> Optional[int]:
-    number = _number(value)
-    return int(number) if number is not None and number == int(number) else None
 
 
 def _params(point: Record) -> Record:
@@ -110,36 +97,11 @@ def _member_order(run: Run) -> Tuple[int, str]:
 
 
 def combine(runs: Sequence[Run]) -> Run:
-    """The files of one `mpilens piggyback` study, read as one run.
-
-    Its members are the files; its points and notes are theirs; its meta is the baseline's (the
-    run without the layer, else the first file's) with the planned points of all. Combining a
-    combined run again, or a file twice, changes nothing. Two files holding the same measurement
-    (method, pb size, benchmark, receives, size) are refused: the report could only pick one of
-    them silently.
-    """
-    files = {member.path: member for run in runs for member in (run.members or [run])}
-    members = sorted(files.values(), key=_member_order)
-    if not members:
-        raise MpilensError("no piggyback results to read")
-    families = {member.family for member in members}
-    if len(families) > 1:
-        raise MpilensError("cannot read files of different families as one run: "
-                           + ", ".join(sorted(families)))
-    seen: Dict[Tuple, Path] = {}
-    for member in members:
-        for point in member.points:
-            identity = _identity(point)
-            if identity in seen:
-                raise MpilensError(
-                    f'"{seen[identity]}" and "{member.path}" both hold {_describe(identity)}; '
-                    "move one of them to another directory")
-            seen[identity] = member.path
-    first = members[0]
-    meta = dict(first.meta, points_total=sum(member.points_total for member in members))
-    return Run(path=first.path.with_name(f"{FAMILY}.jsonl"), meta=meta,
-               points=[point for member in members for point in member.points],
-               notes=[note for member in members for note in member.notes], members=members)
+    """The files of one `mpilens piggyback` study, read as one run (results.join_files): the
+    baseline's meta (the run without the layer, else the first file's); two files holding the
+    same measurement (method, pb size, benchmark, receives, size) are refused."""
+    return join_files(runs, _member_order, lambda member, point: _identity(point), _describe,
+                      "no piggyback results to read")
 
 
 # --- point-to-point measurements ----------------------------------------------------------------
@@ -161,9 +123,9 @@ def value(point: Record) -> Optional[float]:
     """A point's figure: latency in ns, or bandwidth in bytes per second."""
     stats = point.get("stats") or {}
     if point.get("bench") == LATENCY:
-        return _number(stats.get("latency_ns"))
+        return record_number(stats.get("latency_ns"))
     if point.get("bench") == BANDWIDTH:
-        return _number(stats.get("bandwidth_Bps"))
+        return record_number(stats.get("bandwidth_Bps"))
     return None
 
 
@@ -176,8 +138,8 @@ def measurements(run: Run) -> Found:
             continue
         params = _params(point)
         recv, method = params.get("recv"), params.get("method")
-        pb, size, figure = _integer(params.get("pb_size")), _integer(params.get("size_bytes")), \
-            value(point)
+        pb, size = record_integer(params.get("pb_size")), record_integer(params.get("size_bytes"))
+        figure = value(point)
         if not isinstance(recv, str) or not isinstance(method, str) or None in (pb, size, figure):
             continue
         found.setdefault(Config(point["bench"], recv, method, pb), {})[size] = figure
@@ -426,8 +388,8 @@ def app_results(run: Run) -> Dict[AppKey, AppResult]:
     for point in run.points_of(APP):
         params, stats = _params(point), point.get("stats") or {}
         app, recv, method = params.get("app"), params.get("recv"), params.get("method")
-        pb, time_s, checksum = _integer(params.get("pb_size")), _number(stats.get("time_s")), \
-            stats.get("checksum")
+        pb, time_s = record_integer(params.get("pb_size")), record_number(stats.get("time_s"))
+        checksum = stats.get("checksum")
         if all(isinstance(text, str) for text in (app, recv, method, checksum)) \
                 and pb is not None and time_s is not None:
             found[AppKey(app, recv, method, pb)] = AppResult(time_s, checksum)
@@ -650,7 +612,7 @@ def _spread(point: Record) -> Optional[float]:
     sample = (point.get("stats") or {}).get("sample")
     if not isinstance(sample, dict):
         return None
-    low, high, median = (_number(sample.get(name)) for name in ("ci_lo", "ci_hi", "median"))
+    low, high, median = (record_number(sample.get(name)) for name in ("ci_lo", "ci_hi", "median"))
     if None in (low, high, median) or median <= 0:
         return None
     return (high - low) / 2 / median

@@ -12,13 +12,10 @@ params.progress. Plain Python (no numpy): the CLI imports it on every start.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from ..errors import MpilensError
-from ..results import Record, Run
+from ..results import Record, Run, join_files, record_integer, record_number
 from ..units import format_size, format_time
 from .coll import rank_ranges
 from .overlap import run_names
@@ -47,18 +44,6 @@ WORK_CONTRAST = 2.0
 BLOCKING_CHANGE = 0.25
 # A timer that fired below this share of the rate asked loaded the cores less than asked.
 RATE_SHORTFALL = 0.9
-
-
-def _number(value: object) -> Optional[float]:
-    """A finite number from a record; None for null, text, NaN or infinity."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _integer(value: object) -> Optional[int]:
-    number = _number(value)
-    return int(number) if number is not None and number == int(number) else None
 
 
 def _object(record: Record, name: str) -> Record:
@@ -100,36 +85,14 @@ def _member_order(run: Run) -> Tuple[bool, str, str]:
 
 
 def combine(runs: Sequence[Run]) -> Run:
-    """The files of one `mpilens progress` study, read as one run.
-
-    Its members are the files, the none setting first, then by label; its points and notes are
-    theirs; its meta is the first member's with the planned points of all. Combining a combined
-    run again, or a file twice, changes nothing. Two files holding the same point under the same
-    setting are refused: the report could only pick one of them silently.
-    """
-    files = {member.path: member for run in runs for member in (run.members or [run])}
-    members = sorted(files.values(), key=_member_order)
-    if not members:
-        raise MpilensError("no progress results to read")
-    families = {member.family for member in members}
-    if len(families) > 1:
-        raise MpilensError("cannot read files of different families as one run: "
-                           + ", ".join(sorted(families)))
-    seen: Dict[Tuple[object, str], Path] = {}
-    for member in members:
-        for point in member.points:
-            identity = (_object(point, "params").get("progress"), point["key"])
-            if identity in seen:
-                raise MpilensError(
-                    f'"{seen[identity]}" and "{member.path}" both hold point "{point["key"]}" '
-                    f'under progress setting "{identity[0]}"; move one of them to another '
-                    "directory")
-            seen[identity] = member.path
-    first = members[0]
-    meta = dict(first.meta, points_total=sum(member.points_total for member in members))
-    return Run(path=first.path.with_name(f"{FAMILY}.jsonl"), meta=meta,
-               points=[point for member in members for point in member.points],
-               notes=[note for member in members for note in member.notes], members=members)
+    """The files of one `mpilens progress` study, read as one run (results.join_files): the none
+    setting first, then by label, with the first file's meta; two files holding the same point
+    under the same setting are refused."""
+    return join_files(runs, _member_order,
+                      lambda member, point: (_object(point, "params").get("progress"),
+                                             point["key"]),
+                      lambda found: f'point "{found[1]}" under progress setting "{found[0]}"',
+                      "no progress results to read")
 
 
 def members_by_setting(run: Run) -> Dict[str, Run]:
@@ -189,22 +152,22 @@ def _key(point: Record) -> Optional[Key]:
     setting, kind = params.get("progress", NONE), params.get("compute", "")
     if operation is None or not all(isinstance(text, str) for text in (strategy, setting, kind)):
         return None
-    interval = _integer(params.get("interval_bytes")) if strategy == TEST else 0
+    interval = record_integer(params.get("interval_bytes")) if strategy == TEST else 0
     return None if interval is None else Key(operation, kind, setting, strategy, interval)
 
 
 def _measure(point: Record) -> Optional[Measure]:
     params, stats = _object(point, "params"), _object(point, "stats")
-    value = _number(stats.get("t_b_ns" if params.get("strategy") == BLOCKING else "t_o_ns"))
+    value = record_number(stats.get("t_b_ns" if params.get("strategy") == BLOCKING else "t_o_ns"))
     if value is None:
         return None
     sample = _object(stats, "sample")
-    low, high = _number(sample.get("ci_lo")), _number(sample.get("ci_hi"))
+    low, high = record_number(sample.get("ci_lo")), record_number(sample.get("ci_hi"))
     if low is None or high is None:
         low = high = value
     # nbc: t_o is the largest rank's median, the interval that of the per-repetition maxima.
-    interval = _integer(params.get("interval_bytes")) if params.get("strategy") == TEST_BEST \
-        else 0
+    best = params.get("strategy") == TEST_BEST
+    interval = record_integer(params.get("interval_bytes")) if best else 0
     return Measure(value, min(low, value), max(high, value), interval or 0)
 
 
@@ -214,7 +177,7 @@ def measurements(run: Run) -> Found:
     found: Found = {}
     for point in run.points:
         key, measure = _key(point), _measure(point)
-        size = _integer(_object(point, "params").get("size_bytes"))
+        size = record_integer(_object(point, "params").get("size_bytes"))
         if key is not None and measure is not None and size is not None:
             found.setdefault(key, {})[size] = measure
     for key, by_size in found.items():
@@ -523,7 +486,7 @@ def placement(member: Run) -> Optional[Placement]:
     """Where a setting's threads ran; None when no thread ran on any rank."""
     meta = member.meta
     library = _object(_object(meta, "progress_setting"), "library")
-    ranks = _integer(meta.get("ranks")) or 1
+    ranks = record_integer(meta.get("ranks")) or 1
     running = _per_rank(library, "running_per_rank", library.get("running"), ranks)
     cpus = _per_rank(library, "cpu_per_rank", library.get("cpu"), ranks)
     if not any(flag is True for flag in running):
@@ -534,7 +497,7 @@ def placement(member: Run) -> Optional[Placement]:
     bindings = [cpu_set(text) for text in bindings] if len(bindings) == ranks else [None] * ranks
     found = Placement()
     for rank in range(ranks):
-        cpu = _integer(cpus[rank])
+        cpu = record_integer(cpus[rank])
         node = [other for other in range(ranks) if hosts[other] == hosts[rank]]
         if running[rank] is not True:
             if running[rank] is False:
@@ -559,7 +522,7 @@ def _pairs(entries: Sequence[Tuple[int, int]]) -> str:
 def _ranks_on_first_node(meta: Record) -> int:
     hosts = meta.get("hosts")
     if not isinstance(hosts, list) or not hosts:
-        return _integer(meta.get("ranks")) or 1
+        return record_integer(meta.get("ranks")) or 1
     return sum(host == hosts[0] for host in hosts)
 
 
@@ -575,7 +538,8 @@ def _shared_details(found: Placement) -> str:
 def _idle_cores(member: Run, found: Placement) -> str:
     """An unbound thread on a node with more processing units than ranks may have found an idle
     one: say so, the result may then lie between the two cases."""
-    online, ranks = _integer(member.meta.get("cpus_online")), _ranks_on_first_node(member.meta)
+    online = record_integer(member.meta.get("cpus_online"))
+    ranks = _ranks_on_first_node(member.meta)
     if not found.unbound or online is None or online <= ranks:
         return ""
     return (f"; the node has {online} processing units for {ranks} ranks, so the scheduler may "
@@ -711,11 +675,11 @@ def interrupts(run: Run) -> List[Interrupts]:
     found = []
     for point in run.points_of(INTERRUPTS):
         params, stats = _object(point, "params"), _object(point, "stats")
-        rate, threads = _integer(params.get("rate_hz")), _integer(stats.get("threads"))
-        numbers = [_number(stats.get(name)) for name in ("t1_ns", "t2_ns", "wakeups",
+        rate, threads = record_integer(params.get("rate_hz")), record_integer(stats.get("threads"))
+        numbers = [record_number(stats.get(name)) for name in ("t1_ns", "t2_ns", "wakeups",
                                                          "achieved_hz", "per_interrupt_ns")]
         if rate is not None and threads is not None and None not in numbers:
-            found.append(Interrupts(rate, threads, *numbers, _number(stats.get("spread"))))
+            found.append(Interrupts(rate, threads, *numbers, record_number(stats.get("spread"))))
     return sorted(found, key=lambda entry: entry.rate_hz)
 
 

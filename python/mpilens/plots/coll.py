@@ -8,11 +8,11 @@ import math
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import coll
-from ..markup import Markup, details, element, join, table
+from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
-from .common import new_figure, to_plot
+from .common import diagnosis_list, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -448,14 +448,6 @@ def quality_table(run: Run) -> Markup:
 
 # --- the section ---------------------------------------------------------------------------------
 
-def _diagnosis_list(sentences: Sequence[str]) -> Markup:
-    if not sentences:
-        return element("p", "Nothing to report.")
-    return element("ul", join(
-        element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
-                else None) for s in sentences))
-
-
 def _methods_part(found: coll.Series) -> List[Part]:
     names = coll.labels(found)
     parts: List[Part] = [element("h3", "Methods compared"),
@@ -504,8 +496,8 @@ def render(run: Run) -> ReportSection:
     if not found:
         parts: List[Part] = [element("p", "This run holds no collective latency measurement.")]
         sentences = coll.diagnose(run)
-        return ReportSection(TITLE, parts + ([_diagnosis_list(sentences)] if sentences else []))
-    parts = [element("h3", "Diagnosis"), _diagnosis_list(coll.diagnose(run))]
+        return ReportSection(TITLE, parts + ([diagnosis_list(sentences)] if sentences else []))
+    parts = [element("h3", "Diagnosis"), diagnosis_list(coll.diagnose(run))]
     parts += _methods_part(found) + _error_part(found) + _profile_part(found)
     parts += [element("h3", "Measurement"),
               element("p", "Each point repeats blocks of operations until the relative standard "

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import overlap
-from ..markup import Markup, element, join, table
+from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
-from .common import new_figure, to_plot
+from .common import diagnosis_list, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -277,14 +277,6 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
     return figure
 
 
-def _diagnosis_list(sentences: Sequence[str]) -> Markup:
-    if not sentences:
-        return element("p", "Nothing to report.")
-    return element("ul", join(
-        element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
-                else None) for s in sentences))
-
-
 def _percent(value: Optional[float]) -> str:
     return "n/a" if value is None else f"{value:.0f}%"
 
@@ -336,7 +328,7 @@ def mosaic_plot(rows: Sequence[Tuple[str, Run]], name: str, caption: str) -> Plo
 def render(run: Run) -> ReportSection:
     if not overlap.benches_present(run) and not overlap.reference_rows(run):
         return ReportSection(TITLE, [element("p", "This file holds no overlap measurement.")])
-    parts: List[Part] = [element("h3", "Diagnosis"), _diagnosis_list(overlap.diagnose(run))]
+    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(overlap.diagnose(run))]
     if overlap.benches_present(run):
         parts += [mosaic_plot([("", run)], "mosaic", "Every map of this run (x: message size, "
                               "y: computation time).")]

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import piggyback as pb
-from ..markup import Markup, details, element, join, table
+from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
 from .coll import ratio_ticks
-from .common import new_figure, to_plot
+from .common import diagnosis_list, new_figure, plot_part, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -361,25 +361,14 @@ def points_table(run: Run) -> Markup:
 
 # --- the section ---------------------------------------------------------------------------------
 
-def _diagnosis_list(sentences: Sequence[str]) -> Markup:
-    if not sentences:
-        return element("p", "Nothing to report.")
-    return element("ul", join(element("li", s, "warn" if "warning:" in s else None)
-                              for s in sentences))
-
-
-def _plot(figure: Optional["Figure"], name: str, caption: str) -> List[Part]:
-    return [] if figure is None else [to_plot(figure, name, caption)]
-
-
 def render(run: Run) -> ReportSection:
     found = pb.measurements(run)
-    parts: List[Part] = [element("h3", "Diagnosis"), _diagnosis_list(pb.diagnose(run))]
+    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pb.diagnose(run))]
     if not found and not pb.app_results(run):
         return ReportSection(TITLE, parts + [element(
             "p", "This run holds no piggyback measurement.")])
-    sizes = _plot(sizes_figure(found), "sizes", SIZES_CAPTION) \
-        + _plot(ratios_figure(found), "ratios", RATIOS_CAPTION)
+    sizes = plot_part(sizes_figure(found), "sizes", SIZES_CAPTION) \
+        + plot_part(ratios_figure(found), "ratios", RATIOS_CAPTION)
     if sizes:
         parts += [element("h3", f"Message sizes, {format_size(pb.MAIN_PB_SIZE)} pb"), *sizes]
     key = key_table(found)
@@ -391,10 +380,10 @@ def render(run: Run) -> ReportSection:
         parts.append(details("what each method does", table(
             ["method", "how the pb travels"],
             [[name, METHOD_TEXTS.get(name, "")] for name in [pb.NONE, *present]])))
-    pb_sizes = _plot(pb_figure(found), "pb-sizes", PB_CAPTION)
+    pb_sizes = plot_part(pb_figure(found), "pb-sizes", PB_CAPTION)
     if pb_sizes:
         parts += [element("h3", "pb sizes"), *pb_sizes]
-    apps = _plot(apps_figure(run), "apps", APPS_CAPTION)
+    apps = plot_part(apps_figure(run), "apps", APPS_CAPTION)
     rows = apps_table(run)
     if apps or rows is not None:
         parts += [element("h3", "Applications"), *apps]

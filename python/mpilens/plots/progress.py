@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import progress as pg
-from ..markup import Markup, details, element, join, table
+from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
-from .common import new_figure, to_plot
+from .common import diagnosis_list, new_figure, plot_part, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -382,17 +382,6 @@ def settings_table(run: Run) -> Markup:
 
 # --- the section ---------------------------------------------------------------------------------
 
-def _diagnosis_list(sentences: Sequence[str]) -> Markup:
-    if not sentences:
-        return element("p", "Nothing to report.")
-    return element("ul", join(element("li", s, "warn" if "warning:" in s else None)
-                              for s in sentences))
-
-
-def _plot(figure: Optional["Figure"], name: str, caption: str) -> List[Part]:
-    return [] if figure is None else [to_plot(figure, name, caption)]
-
-
 MEASUREMENT_TEXT = (
     "Each point is the median over its repetitions (for a collective, the largest of the ranks' "
     "medians). Every setting measures its own blocking time t_b and computes for it. A "
@@ -406,7 +395,7 @@ def _overhead_parts(found: pg.Found) -> List[Part]:
     if largest is None:
         return []
     return [element("h3", "Overhead against message size"),
-            *_plot(overhead_figure(found), "overhead", overhead_caption(found)),
+            *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
             element("h4", "Overhead at the largest size"), largest,
             details("every size", overhead_table(found, every_size=True))]
 
@@ -416,7 +405,7 @@ def _interval_parts(found: pg.Found) -> List[Part]:
     if rows is None:
         return []
     return [element("h3", "MPI_Test intervals"),
-            *_plot(intervals_figure(found), "intervals", intervals_caption(found)),
+            *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
             details("every interval", rows)]
 
 
@@ -425,12 +414,12 @@ def _interrupt_parts(run: Run) -> List[Part]:
     if rows is None:
         return []
     return [element("h3", "Interrupts"),
-            *_plot(interrupts_figure(run), "interrupts", interrupts_caption(run)), rows]
+            *plot_part(interrupts_figure(run), "interrupts", interrupts_caption(run)), rows]
 
 
 def render(run: Run) -> ReportSection:
     found = pg.measurements(run)
-    parts: List[Part] = [element("h3", "Diagnosis"), _diagnosis_list(pg.diagnose(run))]
+    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pg.diagnose(run))]
     if not found and not pg.interrupts(run):
         return ReportSection(TITLE, parts + [element(
             "p", "This run holds no progress measurement.")])
