@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from . import __version__, families, launch, matrices, report, results
 from .cli_common import (_add_launch_options, _output_dir, _print_findings, _print_tables,
-                         _rank_list, _warn_if_oversubscribed, ensure_writable)
+                         _rank_list, _warn_if_oversubscribed, ensure_writable, lib_dir_help)
 from .errors import MpilensError
 from .piggyback_command import _add_piggyback_command
 from .progress_command import _add_progress_command
@@ -143,10 +143,7 @@ def _add_monitor_command(commands: argparse._SubParsersAction) -> None:
     _add_launch_options(sub, None, "bin directory of an mpilens installation: the library is "
                                    "looked for in DIR/../lib and DIR/../lib64")
     sub.add_argument("--lib-dir", metavar="DIR",
-                     help=f"directory holding lib{MONITOR_LIBRARY}.so (default: "
-                          "MPILENS_LIB_DIR, then beside --bin-dir or MPILENS_BIN_DIR, then "
-                          "build/<flavour>/lib of the checkout, then <prefix>/lib beside a "
-                          "<prefix>/bin on PATH)")
+                     help=lib_dir_help(MONITOR_LIBRARY))
     sub.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS...]",
                      help="the program to monitor and its arguments, after --")
     sub.set_defaults(handler=cmd_monitor)

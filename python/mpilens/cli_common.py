@@ -49,6 +49,15 @@ def _rank_counts(family: families.Family) -> Callable[[str], List[int]]:
 
 BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
                 "build/<flavour>/bin of the checkout, then PATH)")
+# --bin-dir of a command that also preloads one of mpilens' libraries
+LAYER_BIN_DIR_HELP = BIN_DIR_HELP + "; the library is looked for in DIR/../lib and DIR/../lib64"
+
+
+def lib_dir_help(library: str) -> str:
+    """--lib-dir of a command that preloads lib<library>.so (launch.find_library's search)."""
+    return (f"directory holding lib{library}.so (default: MPILENS_LIB_DIR, then beside --bin-dir "
+            "or MPILENS_BIN_DIR, then build/<flavour>/lib of the checkout, then <prefix>/lib "
+            "beside a <prefix>/bin on PATH)")
 
 
 def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],

@@ -16,8 +16,9 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import __version__, families, launch, report, results
 from .analysis import piggyback
-from .cli_common import (EnvLauncher, _add_launch_options, _output_dir, _print_findings,
-                         _print_tables, _warn_if_oversubscribed, ensure_writable)
+from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _output_dir,
+                         _print_findings, _print_tables, _warn_if_oversubscribed, ensure_writable,
+                         lib_dir_help)
 from .errors import MpilensError
 from .progress import Progress
 from .units import format_size, parse_size
@@ -89,10 +90,7 @@ def _add_piggyback_command(commands: argparse._SubParsersAction) -> None:
                     "sizes, and the example applications with and without the layer; write the "
                     "threshold of the auto method for this MPI library, a table, a diagnosis and "
                     "DIR/report.html (seed 001).")
-    _add_launch_options(sub, "default", "directory holding the mpilens programs (default: "
-                                        "MPILENS_BIN_DIR, then build/<flavour>/bin of the "
-                                        "checkout, then PATH); the library is looked for in "
-                                        "DIR/../lib and DIR/../lib64")
+    _add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("piggyback options")
     group.add_argument("--methods", type=_pb_methods, default=list(piggyback.METHODS),
                        metavar="LIST", help="methods of the layer, separated by commas: "
@@ -113,10 +111,7 @@ def _add_piggyback_command(commands: argparse._SubParsersAction) -> None:
                        help="do not write the measured auto threshold into the file the layer "
                             "reads")
     group.add_argument("--lib-dir", metavar="DIR",
-                       help=f"directory holding lib{PIGGYBACK_LIBRARY}.so (default: "
-                            "MPILENS_LIB_DIR, then beside --bin-dir or MPILENS_BIN_DIR, then "
-                            "build/<flavour>/lib of the checkout, then <prefix>/lib beside a "
-                            "<prefix>/bin on PATH)")
+                       help=lib_dir_help(PIGGYBACK_LIBRARY))
     sub.set_defaults(handler=cmd_piggyback)
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from . import families, launch, report, results
-from .cli_common import (EnvLauncher, _add_launch_options, _output_dir, _print_findings,
-                         _print_tables, _warn_if_oversubscribed, ensure_writable)
+from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _output_dir,
+                         _print_findings, _print_tables, _warn_if_oversubscribed, ensure_writable,
+                         lib_dir_help)
 from .errors import MpilensError
 from .progress import Progress
 
@@ -69,10 +70,7 @@ def _add_progress_command(commands: argparse._SubParsersAction) -> None:
                     "mode and --placement, and with the MPI library's own asynchronous progress; "
                     "optionally mpilens-overlap without and with the thread; write a table, a "
                     "diagnosis and DIR/report.html (seed 002).")
-    _add_launch_options(sub, "default", "directory holding the mpilens programs (default: "
-                                        "MPILENS_BIN_DIR, then build/<flavour>/bin of the "
-                                        "checkout, then PATH); the library is looked for in "
-                                        "DIR/../lib and DIR/../lib64")
+    _add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
     group.add_argument("--bench", type=_names(BENCHES, "benchmark"), default=list(BENCHES),
                        metavar="LIST", help="benchmarks: " + ", ".join(BENCHES)
@@ -102,10 +100,7 @@ def _add_progress_command(commands: argparse._SubParsersAction) -> None:
                             "first thread setting, for the overlap maps with and without it "
                             "(default: on, off with --preset quick)")
     group.add_argument("--lib-dir", metavar="DIR",
-                       help=f"directory holding lib{PROGRESS_LIBRARY}.so (default: "
-                            "MPILENS_LIB_DIR, then beside --bin-dir or MPILENS_BIN_DIR, then "
-                            "build/<flavour>/lib of the checkout, then <prefix>/lib beside a "
-                            "<prefix>/bin on PATH)")
+                       help=lib_dir_help(PROGRESS_LIBRARY))
     sub.set_defaults(handler=cmd_progress)
 
 

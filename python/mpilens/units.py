@@ -108,3 +108,8 @@ def format_time(ns: Optional[Number]) -> str:
         if abs(ns) >= scale:
             return f"{_significant(ns / scale)} {unit}"
     return f"{_significant(ns)} ns"
+
+
+def short_size(size: int) -> str:
+    """A size in a tick label or table header: 1K, 64K, 1M (format_size without spaces and iB)."""
+    return format_size(size).replace(" ", "").replace("iB", "")

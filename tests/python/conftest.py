@@ -146,3 +146,17 @@ def make_monitor_run(points: list, **meta_changes) -> Run:
     meta.update(meta_changes)
     meta["points_total"] = len(points)
     return Run(path=Path("monitor.jsonl"), meta=meta, points=points)
+
+
+def one_line_error(done: subprocess.CompletedProcess) -> str:
+    """The one line a refused command prints (exit status 2, no traceback)."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    return line
+
+
+def logged_calls(fake: dict) -> list:
+    """What a fake launcher or program appended to fake["log"], one JSON record per call."""
+    return [json.loads(line) for line in fake["log"].read_text().splitlines()] \
+        if fake["log"].exists() else []

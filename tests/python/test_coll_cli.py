@@ -5,24 +5,17 @@ fake programs that replay one results file per rank count."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import pytest
 
-from conftest import FAKE_PROGRAM, SANITY_FIXTURE, read_records, run_cli, write_records
+from conftest import (FAKE_PROGRAM, SANITY_FIXTURE, logged_calls, one_line_error, read_records,
+                      run_cli, write_records)
 from mpilens import cli, families, launch
 from test_coll_analysis import chain_points, coll_meta, oli_point
 
 COLL = families.get("coll")
 LAUNCHER = "env FAKE_NP={np}"
-
-
-def one_line_error(done) -> str:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.splitlines()
-    return line
 
 
 def forwarded(*argv: str) -> list:
@@ -55,11 +48,6 @@ def fake(tmp_path):
 
 def launch_options(fake: dict, *extra: str) -> list:
     return ["--mpi", "openmpi", "--bin-dir", fake["bin"], "--launcher", LAUNCHER, *extra]
-
-
-def calls(fake: dict) -> list:
-    return [json.loads(line) for line in fake["log"].read_text().splitlines()] \
-        if fake["log"].exists() else []
 
 
 # --- the family and its options -----------------------------------------------------------------
@@ -130,7 +118,7 @@ def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
                                   env=fake["env"]))
     assert line.startswith(f"mpilens: error: {message}")
     assert line.endswith('(see "mpilens coll --help")')
-    assert calls(fake) == [] and not out.exists()
+    assert logged_calls(fake) == [] and not out.exists()
 
 
 def test_fast_takes_no_value():
@@ -142,7 +130,7 @@ def test_suite_refuses_one_rank_before_anything_runs(fake, tmp_path):
     done = run_cli("suite", "--np", "1", *launch_options(fake, "--output", str(tmp_path / "s")),
                    env=fake["env"])
     assert one_line_error(done) == "mpilens: error: coll needs at least 2 ranks; --np is 1"
-    assert calls(fake) == [] and not (tmp_path / "s").exists()
+    assert logged_calls(fake) == [] and not (tmp_path / "s").exists()
 
 
 @pytest.mark.parametrize("counts,warned", [([2, 4], "4 ranks on 2 cores"), ([2], None)])
@@ -171,7 +159,7 @@ def test_coll_end_to_end(fake, tmp_path):
                    env=fake["env"])
     assert done.returncode == 0, done.stderr
     quick = COLL.preset_args("quick")
-    assert calls(fake) == [
+    assert logged_calls(fake) == [
         [*quick, "--algo", "linear,library", "--hop-delay", "1ms", "--fast", "--output",
          str(out / f"coll-np{ranks}.jsonl"), "--progress", "off"] for ranks in (2, 4)]
     assert "FAKE_NP=2" in done.stderr and "FAKE_NP=4" in done.stderr
@@ -204,7 +192,7 @@ def test_one_rank_count_names_its_file(fake, tmp_path):
     done = run_cli("coll", "--np", "3", *launch_options(fake, "--output", str(out)),
                    env=fake["env"])
     assert done.returncode == 0, done.stderr
-    assert calls(fake)[0][:len(COLL.preset_args("default"))] == COLL.preset_args("default")
+    assert logged_calls(fake)[0][:len(COLL.preset_args("default"))] == COLL.preset_args("default")
     assert done.stdout.splitlines()[-2] == f"results: {out / 'coll-np3.jsonl'}"
 
 
@@ -215,7 +203,7 @@ def test_existing_results_need_resume(fake, tmp_path):
     assert one_line_error(done) == (
         f'mpilens: error: "{out / "coll-np4.jsonl"}" already exists; add --resume to complete '
         "it, or choose another --output")
-    assert calls(fake) == []
+    assert logged_calls(fake) == []
 
 
 def test_interrupted_series_resumes_each_file(fake, tmp_path):
@@ -230,7 +218,7 @@ def test_interrupted_series_resumes_each_file(fake, tmp_path):
     done = run_cli("coll", "--resume", *launch_options(fake, "--output", str(out)),
                    env=fake["env"])
     assert done.returncode == 0, done.stderr
-    assert [call[-1] for call in calls(fake)[1:]] == ["--resume", "--resume"]
+    assert [call[-1] for call in logged_calls(fake)[1:]] == ["--resume", "--resume"]
     for ranks in (2, 4):
         assert (out / f"coll-np{ranks}.jsonl").read_bytes() == \
             (fake["sources"] / f"coll-np{ranks}.jsonl").read_bytes()
@@ -242,7 +230,7 @@ def test_suite_runs_coll_quick_at_its_rank_count(fake, tmp_path):
     done = run_cli("suite", "--np", "3", *launch_options(fake, "--output", str(out)),
                    env=fake["env"])
     assert done.returncode == 0, done.stderr
-    (coll_call,) = [call for call in calls(fake) if call[-3].endswith("coll-np3.jsonl")]
+    (coll_call,) = [call for call in logged_calls(fake) if call[-3].endswith("coll-np3.jsonl")]
     assert coll_call == [*COLL.preset_args("quick"), "--output", str(out / "coll-np3.jsonl"),
                          "--progress", "off"]
     assert sorted(path.name for path in out.glob("*.jsonl")) == [

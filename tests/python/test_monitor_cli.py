@@ -3,7 +3,6 @@ among the others."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (MONITOR_FIXTURE, ROOTFLUSH_FIXTURE, fake_bin, read_records, run_cli,
-                      write_records)
+from conftest import (MONITOR_FIXTURE, ROOTFLUSH_FIXTURE, fake_bin, logged_calls, read_records,
+                      run_cli, write_records)
 from mpilens import families, results
 from mpilens.analysis import monitor
 
@@ -67,11 +66,6 @@ def app(tmp_path) -> dict:
             "options": ["--mpi", "openmpi", "--lib-dir", str(lib_dir)]}
 
 
-def calls(app: dict) -> list:
-    return [json.loads(line) for line in app["log"].read_text().splitlines()] \
-        if app["log"].exists() else []
-
-
 # --- the family among the others -----------------------------------------------------------------
 
 def test_registered_outside_the_suite():
@@ -114,7 +108,7 @@ def test_monitor_end_to_end_through_an_unknown_launcher(app, tmp_path):
     prefix = out.absolute() / "monitor"
     expected_env = {"LD_PRELOAD": str(app["lib"]), "MPILENS_MONITOR": str(prefix),
                     "MPILENS_MONITOR_BACKEND": "pmpi", "FAKE_NP": "3"}
-    assert calls(app) == [{"rank": "0", "argv": ["--np", "5", "--", "x"], "env": expected_env}]
+    assert logged_calls(app) == [{"rank": "0", "argv": ["--np", "5", "--", "x"], "env": expected_env}]
     # An unknown launcher gets the variables in its own environment, shown before its command.
     assert (f"mpilens: running MPILENS_MONITOR_BACKEND=pmpi LD_PRELOAD={app['lib']} "
             f"MPILENS_MONITOR={prefix} env FAKE_NP=3 {app['program']} --np 5 -- x") \
@@ -137,7 +131,7 @@ def test_monitor_through_a_real_launcher(app, tmp_path, flavour, launcher):
                    str(app["lib"].parent), "--output", str(out), "--", app["program"], "a b",
                    env={"MPILENS_MONITOR_BACKEND": "pmpi"})
     assert done.returncode == 0, done.stderr
-    made = calls(app)
+    made = logged_calls(app)
     assert sorted(call["rank"] for call in made) == ["0", "1"]
     # Every rank got the variables through the launcher's options, the user's setting too.
     assert all(call["env"] == {"LD_PRELOAD": str(app["lib"]),
@@ -168,7 +162,7 @@ def test_program_is_checked_before_launching(app, tmp_path):
     assert one_line_error(run_cli(*base, "--", "./no-such-app", "-v")) == (
         'mpilens: error: program "./no-such-app" not found: give the path of an executable, such '
         "as ./app, or a command on PATH")
-    assert calls(app) == [] and not (tmp_path / "out").exists()
+    assert logged_calls(app) == [] and not (tmp_path / "out").exists()
 
 
 def test_existing_results_are_refused(app, tmp_path):
@@ -178,7 +172,7 @@ def test_existing_results_are_refused(app, tmp_path):
                    str(out), "--", app["program"])
     assert one_line_error(done) == (f'mpilens: error: "{out / "monitor.jsonl"}" already exists; '
                                     "choose another --output")
-    assert calls(app) == []
+    assert logged_calls(app) == []
 
 
 def test_missing_library_is_refused(app, tmp_path):

@@ -6,18 +6,11 @@ import json
 
 import pytest
 
-from conftest import OVERLAP_FIXTURE, fake_bin, run_cli
+from conftest import OVERLAP_FIXTURE, fake_bin, one_line_error, run_cli
 from mpilens import cli, families
 from mpilens.analysis import overlap
 
 OVERLAP = families.get("overlap")
-
-
-def one_line_error(done) -> str:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.splitlines()
-    return line
 
 
 def forwarded(*argv: str) -> list:

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from conftest import FAKE_PROGRAM, read_records, run_cli, write_records
+from conftest import (FAKE_PROGRAM, logged_calls, one_line_error, read_records, run_cli,
+                      write_records)
 from mpilens.analysis import piggyback as pb
 from test_piggyback_analysis import (MPICH, OPEN_MPI, apps_run, pb_meta, pb_sweep_run,
                                      sweep_points)
@@ -94,18 +95,6 @@ def piggyback(fake: dict, *argv: str, env: dict = None):
                    timeout=120)
 
 
-def calls(fake: dict) -> list:
-    return [json.loads(line) for line in fake["log"].read_text().splitlines()] \
-        if fake["log"].exists() else []
-
-
-def one_line_error(done) -> str:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.splitlines()
-    return line
-
-
 # --- bad input -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv,message", [
@@ -131,7 +120,7 @@ def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
     output = [] if "--resume" in argv else ["--output", str(out)]
     line = one_line_error(piggyback(fake, *argv, *output))
     assert line.startswith(f"mpilens: error: {message}")
-    assert calls(fake) == [] and not out.exists()
+    assert logged_calls(fake) == [] and not out.exists()
 
 
 def test_missing_library_and_programs(fake, tmp_path):
@@ -149,7 +138,7 @@ def test_missing_library_and_programs(fake, tmp_path):
     line = one_line_error(piggyback(fake, "--no-apps", "--output", str(out)))
     assert line == (f'mpilens: error: program "mpilens-piggyback" not found in --bin-dir '
                     f'"{fake["bin"]}"')
-    assert calls(fake) == [] and not out.exists()
+    assert logged_calls(fake) == [] and not out.exists()
 
 
 def test_existing_results_need_resume(fake, tmp_path):
@@ -159,7 +148,7 @@ def test_existing_results_need_resume(fake, tmp_path):
     line = one_line_error(piggyback(fake, "--pb-sizes", "64", "--output", str(out)))
     assert line == (f'mpilens: error: "{out / "piggyback-separate-pb64-bandwidth.jsonl"}" '
                     "already exists; add --resume to complete it, or choose another --output")
-    assert calls(fake) == []
+    assert logged_calls(fake) == []
 
 
 # --- the whole command ---------------------------------------------------------------------------
@@ -169,7 +158,7 @@ def test_piggyback_end_to_end(fake, tmp_path):
     done = piggyback(fake, "--preset", "quick", "--methods", ",".join(METHODS), "--pb-sizes",
                      "4,64", "--apps", "--app-scale", "0.1", "--output", str(out))
     assert done.returncode == 0, done.stderr
-    made = calls(fake)
+    made = logged_calls(fake)
     library = str(fake["lib"] / "libmpilens-piggyback.so")
 
     def env(method, pb_size, **more):
@@ -258,7 +247,7 @@ def test_quick_preset_skips_the_applications_and_default_runs_them(fake, tmp_pat
     done = piggyback(fake, "--preset", "quick", "--methods", "separate", "--pb-sizes", "4",
                      "--output", str(tmp_path / "quick"))
     assert done.returncode == 0, done.stderr
-    assert [call["program"] for call in calls(fake)] == ["mpilens-piggyback"] * 2
+    assert [call["program"] for call in logged_calls(fake)] == ["mpilens-piggyback"] * 2
     assert not (tmp_path / "quick" / "piggyback-apps.jsonl").exists()
     # separate alone cannot place auto's switch: the file is left as it was
     assert done.stdout.splitlines()[-3] == (
@@ -268,7 +257,7 @@ def test_quick_preset_skips_the_applications_and_default_runs_them(fake, tmp_pat
     done = piggyback(fake, "--methods", "pack-before,datatype-before", "--pb-sizes", "4",
                      "--no-auto-file", "--output", str(tmp_path / "default"))
     assert done.returncode == 0, done.stderr
-    made = calls(fake)[2:]
+    made = logged_calls(fake)[2:]
     assert made[0]["args"][:2] == ["--sizes", "1:4M"]
     assert [call["program"] for call in made].count("mpilens-example-cg") == 2 * (1 + 2 * 2)
     assert made[3]["args"] == ["--n", "32", "--iterations", "6", "--repeat", "3"]
@@ -317,7 +306,7 @@ def test_resume_completes_the_applications(fake, tmp_path):
     path.write_text("".join(complete[:-3]))
     done = piggyback(fake, *argv, "--resume")
     assert done.returncode == 0, done.stderr
-    again = calls(fake)[len(complete) - 1 + 2:]
+    again = logged_calls(fake)[len(complete) - 1 + 2:]
     # the program's files are completed by the program; the applications' three missing runs
     assert [call["args"][-1] for call in again[:2]] == ["--resume", "--resume"]
     assert [(call["program"], call["env"].get("MPILENS_PB_SIZE"), call["args"][-1])
@@ -327,11 +316,11 @@ def test_resume_completes_the_applications(fake, tmp_path):
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()[1:]] == \
         [json.loads(line)["key"] for line in complete[1:]]
     # other application settings cannot complete that file; refused before anything runs
-    made = len(calls(fake))
+    made = len(logged_calls(fake))
     done = piggyback(fake, *argv[:4], "--app-scale", "0.2", "--output", str(out), "--resume")
     assert one_line_error(done).startswith(
         f'mpilens: error: cannot resume "{path}": it was measured with other options')
-    assert len(calls(fake)) == made
+    assert len(logged_calls(fake)) == made
 
 
 def test_unwritable_auto_file_is_refused_before_anything_runs(fake, tmp_path):
@@ -343,7 +332,7 @@ def test_unwritable_auto_file_is_refused_before_anything_runs(fake, tmp_path):
     assert one_line_error(done) == (
         f'mpilens: error: cannot write the auto threshold file "{blocker / "piggyback-auto"}"; '
         "give --no-auto-file, or set MPILENS_PB_AUTO_FILE to a writable file")
-    assert calls(fake) == [] and not out.exists()
+    assert logged_calls(fake) == [] and not out.exists()
     done = piggyback(fake, "--no-auto-file", "--no-apps", "--methods", "separate", "--pb-sizes",
                      "4", "--output", str(out),
                      env={"MPILENS_PB_AUTO_FILE": str(blocker / "piggyback-auto")})

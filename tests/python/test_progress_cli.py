@@ -5,12 +5,11 @@ mpilens-overlap would record under the variables it was given."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
 
-from conftest import read_records, run_cli
+from conftest import logged_calls, one_line_error, read_records, run_cli
 
 # Stands in for Open MPI's mpirun: takes the -x NAME=VALUE options mpilens gives it, logs the call,
 # then writes the results file of the program asked for, with the progress setting those
@@ -96,18 +95,6 @@ def progress(fake: dict, *argv: str, env: dict = None):
     return run_cli("progress", *options, *argv, env={**fake["env"], **(env or {})}, timeout=120)
 
 
-def calls(fake: dict) -> list:
-    return [json.loads(line) for line in fake["log"].read_text().splitlines()] \
-        if fake["log"].exists() else []
-
-
-def one_line_error(done) -> str:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.splitlines()
-    return line
-
-
 @pytest.mark.parametrize("argv,message", [
     (("--threads", "poll,spin"), 'argument --threads: invalid thread mode "spin" in "poll,spin": '
                                  "expected poll, yield, sleep:US, rt or rt:US"),
@@ -126,14 +113,14 @@ def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
     output = [] if "--resume" in argv else ["--output", str(out)]
     line = one_line_error(progress(fake, *argv, *output))
     assert line.startswith(f"mpilens: error: {message}")
-    assert calls(fake) == [] and not out.exists()
+    assert logged_calls(fake) == [] and not out.exists()
 
 
 def test_each_setting_runs_with_its_variables(fake, tmp_path):
     out = tmp_path / "run"
     done = progress(fake, "--threads", "poll,sleep:50", "--no-overlap", "--output", str(out))
     assert done.returncode == 0, done.stderr
-    made = calls(fake)
+    made = logged_calls(fake)
     assert [call["program"] for call in made] == ["mpilens-progress"] * 6
     envs = [call["env"] for call in made]
     library = str(fake["lib"] / "libmpilens-progress.so")
@@ -163,7 +150,7 @@ def test_a_setting_the_library_could_not_give_is_removed(fake, tmp_path):
     done = progress(fake, "--threads", "yield", "--no-async", "--no-overlap", "--output", str(out),
                     env={"FAKE_NO_SPARE": "1"})
     assert done.returncode == 0, done.stderr
-    assert len(calls(fake)) == 3
+    assert len(logged_calls(fake)) == 3
     assert ("mpilens: thread-yield-spare ran as thread:yield (cpu=spare: no spare core; the thread "
             "is not bound), which thread-yield measured already; "
             "progress-thread-yield-spare.jsonl is removed") in done.stderr
@@ -188,7 +175,7 @@ def test_overlap_maps_without_and_with_the_thread(fake, tmp_path):
     done = progress(fake, "--threads", "poll", "--no-async", "--overlap", "--bench", "p2p",
                     "--output", str(out))
     assert done.returncode == 0, done.stderr
-    overlap = [call for call in calls(fake) if call["program"] == "mpilens-overlap"]
+    overlap = [call for call in logged_calls(fake) if call["program"] == "mpilens-overlap"]
     assert [call["env"].get("MPILENS_PROGRESS") for call in overlap] == [None, "poll,cpu=spare"]
     for call in overlap:
         assert call["args"][call["args"].index("--bench") + 1] == "sender,receiver"
@@ -206,4 +193,4 @@ def test_existing_results_need_resume(fake, tmp_path):
     line = one_line_error(progress(fake, "--output", str(out)))
     assert line == (f'mpilens: error: "{out}/progress-none.jsonl" already exists; add --resume to '
                     "complete it, or choose another --output")
-    assert calls(fake) == []
+    assert logged_calls(fake) == []

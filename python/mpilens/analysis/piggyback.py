@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, join_files, record_integer, record_number
-from ..units import format_size, format_time
+from ..units import format_size, format_time, short_size
 from .overlap import run_names
 
 FAMILY = "piggyback"
@@ -658,10 +658,6 @@ def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
     return ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
                       for i, (cell, width) in enumerate(zip(row, widths))).rstrip()
             for row in rows]
-
-
-def short_size(size: int) -> str:
-    return format_size(size).replace(" ", "").replace("iB", "")
 
 
 def key_columns(found: Found) -> List[Tuple[str, str, str, int]]:

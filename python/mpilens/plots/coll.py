@@ -12,7 +12,7 @@ from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
-from .common import diagnosis_list, new_figure, to_plot
+from .common import SMALL_FONT, diagnosis_list, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -36,7 +36,6 @@ PANEL_WIDTH, PANEL_HEIGHT = 3.6, 3.0
 # Above this many ranks, arrows of the tree would hide the bars.
 MAX_EDGE_RANKS = 64
 MAX_RANK_TICKS = 32
-SMALL_FONT = 7
 
 BAR_COLOUR, MAX_COLOUR, REMEDY_HATCH = "tab:blue", "tab:red", "///"
 EDGE_COLOUR = "0.3"

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Mapping, Optional, Tuple
 
 from ..markup import Markup, element, join
 from ..section import Part, Plot
+from ..units import short_size
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 DPI = 110
+# Ticks, legends and panel labels of the families' multi-panel figures.
+SMALL_FONT = 7
 
 
 def new_figure(size: Tuple[float, float] = (6.4, 3.8)) -> "Figure":
@@ -41,3 +45,38 @@ def diagnosis_list(sentences: Iterable[str]) -> Markup:
     items = [element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
                      else None) for s in sentences]
     return element("ul", join(items)) if items else element("p", "Nothing to report.")
+
+
+def panel_grid(figure: "Figure", rows: int, columns: int) -> List[List["Axes"]]:
+    return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
+
+
+def decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:
+    """A panel's title, axis labels and grid in the families' small figure style."""
+    axes.set_title(title, fontsize=9)
+    axes.set_xlabel(xlabel, fontsize=8)
+    axes.set_ylabel(ylabel, fontsize=8)
+    axes.tick_params(labelsize=SMALL_FONT)
+    axes.grid(True, color="0.9", linewidth=0.6, which="major")
+
+
+def legend_beside(axes: "Axes", handles: Mapping[str, object]) -> None:
+    """One legend for a figure's panels, right of `axes` (its first row's last panel)."""
+    axes.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT, loc="upper left",
+                bbox_to_anchor=(1.02, 1.0))
+
+
+def positive_points(curve: Mapping[int, float]) -> List[Tuple[int, float]]:
+    """The points a log-log plot can show: sizes and figures above 0."""
+    return [(size, figure) for size, figure in sorted(curve.items()) if size > 0 and figure > 0]
+
+
+def size_axis(axes: "Axes") -> None:
+    """A logarithmic message-size axis, ticks every 4x, labelled 1K, 64K, 1M."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_locator(LogLocator(base=4))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: short_size(int(round(value)))
+                                                 if value >= 1 else ""))
+    axes.xaxis.set_minor_formatter(NullFormatter())

@@ -11,7 +11,7 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
-from .common import diagnosis_list, new_figure, to_plot
+from .common import SMALL_FONT, diagnosis_list, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -37,7 +37,6 @@ HATCH, HATCH_COLOUR = "//", "0.35"
 UNDETERMINED_GID = "undetermined"
 MAX_TICKS = 6
 PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
-SMALL_FONT = 7
 
 RATIO_LABEL = "overhead ratio"
 SLOWDOWN_LABEL = "slowdown T / T_comm"

@@ -4,7 +4,7 @@ the applications' overhead (figure 4), tables of every number, and the compariso
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import piggyback as pb
 from ..markup import Markup, details, element, table
@@ -12,7 +12,8 @@ from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
 from .coll import ratio_ticks
-from .common import diagnosis_list, new_figure, plot_part, to_plot
+from .common import (SMALL_FONT, decorate, diagnosis_list, legend_beside, new_figure, panel_grid,
+                     plot_part, positive_points, size_axis, to_plot)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -30,7 +31,6 @@ OTHER_STYLE = ("tab:gray", ".")
 PANEL_WIDTH, PANEL_HEIGHT = 4.4, 3.2
 # A panel whose values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 10.0
-SMALL_FONT = 7
 GOAL_COLOUR = "0.88"
 
 METHOD_TEXTS = {
@@ -53,16 +53,6 @@ def _label(method: str) -> str:
     return "no layer" if method == pb.NONE else method
 
 
-def _size_axis(axes: "Axes") -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    axes.set_xscale("log", base=2)
-    axes.xaxis.set_major_locator(LogLocator(base=4))
-    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: pb.short_size(int(round(value)))
-                                                 if value >= 1 else ""))
-    axes.xaxis.set_minor_formatter(NullFormatter())
-
-
 def _figure_axis(axes: "Axes", bench: str, values: Sequence[float]) -> None:
     """Latency or bandwidth on y: logarithmic when they span more than LOG_RANGE (ticks at
     powers of 10 for times, of 8 for bandwidths, so that they read 1 MiB/s, 8 MiB/s, ...), else
@@ -78,28 +68,6 @@ def _figure_axis(axes: "Axes", bench: str, values: Sequence[float]) -> None:
         axes.set_ylim(0, max(positive) * 1.15)
     formatter = format_time if bench == pb.LATENCY else pb.format_bandwidth
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: formatter(value)))
-
-
-def _positive(curve: Mapping[int, float]) -> List[Tuple[int, float]]:
-    """The points a logarithmic plot can show: sizes and figures above 0."""
-    return [(size, figure) for size, figure in sorted(curve.items()) if size > 0 and figure > 0]
-
-
-def _panels(figure: "Figure", rows: int, columns: int) -> List[List["Axes"]]:
-    return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
-
-
-def _legend(axes: "Axes", handles: Mapping[str, object]) -> None:
-    axes.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT, loc="upper left",
-                bbox_to_anchor=(1.02, 1.0))
-
-
-def _decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:
-    axes.set_title(title, fontsize=9)
-    axes.set_xlabel(xlabel, fontsize=8)
-    axes.set_ylabel(ylabel, fontsize=8)
-    axes.tick_params(labelsize=SMALL_FONT)
-    axes.grid(True, color="0.9", linewidth=0.6, which="major")
 
 
 def _line(axes: "Axes", method: str, points: Sequence[Tuple[float, float]],
@@ -128,18 +96,18 @@ def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict
     if not benches:
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
-    grid = _panels(figure, len(benches), len(recvs))
+    grid = panel_grid(figure, len(benches), len(recvs))
     handles: Dict[str, object] = {}
     for row, bench in zip(grid, benches):
         for axes, recv in zip(row, recvs):
             values: List[float] = []
             for method, curve in curves_of(found, bench, recv).items():
-                points = _positive(curve)
+                points = positive_points(curve)
                 if points:
                     handles.setdefault(_label(method), _line(axes, method, points))
                     values += [y for _, y in points]
             finish_panel(axes, bench, recv, values, handles)
-    _legend(grid[0][-1], handles)
+    legend_beside(grid[0][-1], handles)
     return figure
 
 
@@ -147,9 +115,9 @@ def sizes_figure(found: pb.Found) -> Optional["Figure"]:
     """Seed figure 2: latency and bandwidth against the message size, one curve per method with
     the 4-byte pb and the library alone; one column per kind of receive."""
     def finish(axes: "Axes", bench: str, recv: str, values: List[float], handles) -> None:
-        _size_axis(axes)
+        size_axis(axes)
         _figure_axis(axes, bench, values)
-        _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
+        decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
                   "latency" if bench == pb.LATENCY else "bandwidth")
 
     return _method_grid(found, pb.size_curves, finish)
@@ -189,9 +157,9 @@ def ratios_figure(found: pb.Found) -> Optional["Figure"]:
             band = None
         if band is not None:
             handles.setdefault("auto's goal", band)
-        _size_axis(axes)
+        size_axis(axes)
         _ratio_axis(axes, values + [1.0])
-        _decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
+        decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
                   "with layer / without")
 
     return _method_grid(found, pb.ratio_curves, finish)
@@ -209,11 +177,11 @@ def pb_figure(found: pb.Found) -> Optional["Figure"]:
         return None
 
     figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
-    (row,) = _panels(figure, 1, len(panels))
+    (row,) = panel_grid(figure, 1, len(panels))
     handles: Dict[str, object] = {}
     for axes, (bench, size, curves) in zip(row, panels):
         for method, curve in curves.items():
-            points = _positive(curve)
+            points = positive_points(curve)
             if points:
                 handles.setdefault(_label(method), _line(axes, method, points))
         base = pb.baseline(found, bench, "specific").get(size)
@@ -223,11 +191,11 @@ def pb_figure(found: pb.Found) -> Optional["Figure"]:
             handles.setdefault(_label(pb.NONE), axes.axhline(
                 base, color=colour, linestyle="--", linewidth=1.4, gid=pb.NONE))
             values.append(base)
-        _size_axis(axes)
+        size_axis(axes)
         _figure_axis(axes, bench, values)
-        _decorate(axes, f"{BENCH_TITLES[bench]} at {format_size(size)}", "pb size",
+        decorate(axes, f"{BENCH_TITLES[bench]} at {format_size(size)}", "pb size",
                   "latency" if bench == pb.LATENCY else "bandwidth")
-    _legend(row[-1], handles)
+    legend_beside(row[-1], handles)
     return figure
 
 
@@ -262,7 +230,7 @@ def apps_figure(run: Run) -> Optional["Figure"]:
     axes.set_xticks(range(len(groups)))
     axes.set_xticklabels([f"{app}{' WC' if recv == 'wildcard' else ''}\n{format_size(size)} pb"
                           for app, recv, size in groups], fontsize=SMALL_FONT)
-    _decorate(axes, "application overhead", "", "time with layer / without")
+    decorate(axes, "application overhead", "", "time with layer / without")
     axes.grid(True, axis="y", color="0.9", linewidth=0.6)
     axes.grid(False, axis="x")
     axes.legend(fontsize=SMALL_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
@@ -415,13 +383,13 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     from matplotlib.lines import Line2D
 
     figure = new_figure((1.8 + PANEL_WIDTH * len(benches), 0.6 + PANEL_HEIGHT))
-    (row,) = _panels(figure, 1, len(benches))
+    (row,) = panel_grid(figure, 1, len(benches))
     handles: Dict[str, object] = {}
     for axes, bench in zip(row, benches):
         values: List[float] = [1.0]
         for found, style, side in ((found_a, "-", "A"), (found_b, "--", "B")):
             for method, curve in pb.ratio_curves(found, bench, "specific").items():
-                points = _positive(curve)
+                points = positive_points(curve)
                 if points:
                     line = _line(axes, method, points, linestyle=style)
                     line.set_gid(f"{side}:{method}")
@@ -430,15 +398,15 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
                                                       markersize=4))
                     values += [r for _, r in points]
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
-        _size_axis(axes)
+        size_axis(axes)
         _ratio_axis(axes, values)
-        _decorate(axes, f"{BENCH_TITLES[bench]}, specific receives", "message size",
+        decorate(axes, f"{BENCH_TITLES[bench]}, specific receives", "message size",
                   "with layer / without")
     for style, side, label in (("-", "A", labels[0]), ("--", "B", labels[1])):
         # mathtext would read a $ in a label
         handles[f"{side}: {label}".replace("$", r"\$")] = Line2D([], [], color="0.3",
                                                                   linestyle=style)
-    _legend(row[-1], handles)
+    legend_beside(row[-1], handles)
     return figure
 
 

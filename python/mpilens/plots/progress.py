@@ -11,7 +11,8 @@ from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
-from .common import diagnosis_list, new_figure, plot_part, to_plot
+from .common import (SMALL_FONT, decorate, diagnosis_list, legend_beside, new_figure, panel_grid,
+                     plot_part, positive_points, size_axis, to_plot)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,7 +30,6 @@ REFERENCE_COLOUR = "0.45"
 OPERATION_COLOURS = {pg.P2P: "black", "iallreduce": "tab:blue", "ibcast": "tab:orange",
                      "ireduce": "tab:green", "ialltoall": "tab:red"}
 PANEL_WIDTH, PANEL_HEIGHT = 4.2, 3.0
-SMALL_FONT = 7
 # A panel whose positive values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 4.0
 KIND_TEXTS = {"time": "time-based", "work": "work-based"}
@@ -48,22 +48,6 @@ def _kind_text(kind: str) -> str:
     return KIND_TEXTS.get(kind, kind)
 
 
-def _positive(curve: Mapping[int, float]) -> List[Tuple[int, float]]:
-    """The points a log-log plot can show: sizes and figures above 0."""
-    return [(size, value) for size, value in sorted(curve.items()) if size > 0 and value > 0]
-
-
-def _size_axis(axes: "Axes") -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    axes.set_xscale("log", base=2)
-    axes.xaxis.set_major_locator(LogLocator(base=4))
-    axes.xaxis.set_major_formatter(FuncFormatter(
-        lambda value, _: format_size(int(round(value))).replace(" ", "").replace("iB", "")
-        if value >= 1 else ""))
-    axes.xaxis.set_minor_formatter(NullFormatter())
-
-
 def _time_axis(axes: "Axes", values: Sequence[float], log: bool) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -79,24 +63,6 @@ def _time_axis(axes: "Axes", values: Sequence[float], log: bool) -> None:
         margin = (high - low) * 0.1 or 1.0
         axes.set_ylim(low - (margin if low < 0 else 0), high + margin)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
-
-
-def _decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:
-    axes.set_title(title, fontsize=9)
-    axes.set_xlabel(xlabel, fontsize=8)
-    axes.set_ylabel(ylabel, fontsize=8)
-    axes.tick_params(labelsize=SMALL_FONT)
-    axes.grid(True, color="0.9", linewidth=0.6, which="major")
-
-
-def _legend(axes: "Axes", handles: Mapping[str, object]) -> None:
-    # mathtext would read a $ in a label
-    axes.legend(list(handles.values()), [label.replace("$", r"\$") for label in handles],
-                fontsize=SMALL_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-
-
-def _grid(figure: "Figure", rows: int, columns: int) -> List[List["Axes"]]:
-    return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
 
 
 def _line(axes: "Axes", points: Sequence[Tuple[float, float]], style: Tuple[str, str],
@@ -130,18 +96,18 @@ def _overhead_panel(axes: "Axes", found: pg.Found, operation: str, kind: str,
                     look: Mapping[str, Tuple[str, str]], handles: Dict[str, object]) -> None:
     values: List[float] = []
     for name, curve in pg.overhead_curves(found, operation, kind).items():
-        points = _positive(curve)
+        points = positive_points(curve)
         if points:
             handles.setdefault(name, _line(axes, points, look[name], name, name == pg.NONE))
             values += [value for _, value in points]
-    reference = _positive(pg.reference(found, operation))
+    reference = positive_points(pg.reference(found, operation))
     if reference:
         handles.setdefault("t_b (blocking)", _line(
             axes, reference, (REFERENCE_COLOUR, ""), GID_REFERENCE, linestyle="--"))
         values += [value for _, value in reference]
-    _size_axis(axes)
+    size_axis(axes)
     _time_axis(axes, values, log=bool(values))
-    _decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
+    decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
 
 
 def overhead_figure(found: pg.Found) -> Optional["Figure"]:
@@ -152,7 +118,7 @@ def overhead_figure(found: pg.Found) -> Optional["Figure"]:
         return None
     look = styles(pg.curve_names(found))
     figure = new_figure((1.8 + PANEL_WIDTH * len(kinds), 0.6 + PANEL_HEIGHT * len(operations)))
-    grid = _grid(figure, len(operations), len(kinds))
+    grid = panel_grid(figure, len(operations), len(kinds))
     handles: Dict[str, object] = {}
     for row, operation in zip(grid, operations):
         for axes, kind in zip(row, kinds):
@@ -160,7 +126,7 @@ def overhead_figure(found: pg.Found) -> Optional["Figure"]:
                 _overhead_panel(axes, found, operation, kind, look, handles)
             else:
                 axes.set_axis_off()
-    _legend(grid[0][-1], handles)
+    legend_beside(grid[0][-1], handles)
     return figure
 
 
@@ -204,7 +170,7 @@ def intervals_figure(found: pg.Found) -> Optional["Figure"]:
     if not panels:
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
-    (row,) = _grid(figure, 1, len(panels))
+    (row,) = panel_grid(figure, 1, len(panels))
     handles: Dict[str, object] = {}
     for axes, (kind, curves) in zip(row, panels):
         values: List[float] = []
@@ -223,11 +189,11 @@ def intervals_figure(found: pg.Found) -> Optional["Figure"]:
         log = len(positive) == len(values) and max(positive) / min(positive) > LOG_RANGE
         if not log:
             axes.axhline(0, color="0.3", linewidth=0.8, zorder=1)
-        _size_axis(axes)
+        size_axis(axes)
         _time_axis(axes, values, log)
-        _decorate(axes, f"MPI_Test intervals, {_kind_text(kind)}", "bytes between two tests",
+        decorate(axes, f"MPI_Test intervals, {_kind_text(kind)}", "bytes between two tests",
                   "overhead t_o")
-    _legend(row[-1], handles)
+    legend_beside(row[-1], handles)
     return figure
 
 
@@ -269,7 +235,7 @@ def interrupts_figure(run: Run) -> Optional["Figure"]:
     axes.set_xlim(-0.7, len(found) - 0.3)
     _time_axis(axes, [pg.SEED_INTERRUPT_NS] + [entry.per_interrupt_ns for _, entry in shown],
                log=False)
-    _decorate(axes, "CPU per timer wake-up, per core", "timer rate", "per interrupt")
+    decorate(axes, "CPU per timer wake-up, per core", "timer rate", "per interrupt")
     axes.grid(False, axis="x")
     axes.legend(fontsize=SMALL_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return figure
@@ -446,14 +412,14 @@ def _compare_panel(axes: "Axes", sides: Sequence[Tuple[str, str, str, pg.Found]]
         best = pg.best_curve(found, operation, kind)
         for gid, name, colour in ((f"{side}:none", pg.NONE, NONE_STYLE[0]),
                                   (f"{side}:best", best, TEST_BEST_STYLE[0])):
-            points = _positive(curves.get(name, {})) if name else []
+            points = positive_points(curves.get(name, {})) if name else []
             if points:
                 _line(axes, points, (colour, "o" if side == "A" else "s"), gid,
                       linestyle=style, label=f"{side} ({label}): {name}")
                 values += [value for _, value in points]
-    _size_axis(axes)
+    size_axis(axes)
     _time_axis(axes, values, log=bool(values))
-    _decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
+    decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
     # The best curve differs between panels: each panel names its own.
     axes.legend(fontsize=SMALL_FONT - 1, loc="best")
 
@@ -467,7 +433,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     columns = min(2, len(panels))
     rows = (len(panels) + columns - 1) // columns
     figure = new_figure((0.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * rows))
-    grid = [axes for row in _grid(figure, rows, columns) for axes in row]
+    grid = [axes for row in panel_grid(figure, rows, columns) for axes in row]
     sides = (("A", labels[0].replace("$", r"\$"), "-", found_a),
              ("B", labels[1].replace("$", r"\$"), "--", found_b))
     for axes, (operation, kind) in zip(grid, panels):
