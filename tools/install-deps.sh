@@ -2,7 +2,7 @@
 # Installs the Debian packages mpilens needs, only those missing (make deps calls this).
 # On other systems, or without root, it says what is missing and how to get it.
 set -eu
-packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev pkg-config cmake make gcc gfortran)
+packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc gfortran)
 
 missing=()
 for p in "${packages[@]}"; do
