@@ -28,7 +28,7 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test deps build bench bench-overlap bench-coll bench-piggyback bench-progress clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -80,6 +80,10 @@ bench-piggyback: deps build
 
 bench-progress: deps build
 	@for f in $(filter openmpi mpich,$(FLAVOURS)); do $(VENV)/bin/python bench/progress_goals --mpi $$f; done
+
+bench-map: deps build
+	$(VENV)/bin/python bench/map_speed
+	$(VENV)/bin/python bench/map_vs_ompi
 
 clean:
 	rm -rf build

@@ -17,6 +17,7 @@ from . import __version__, families, launch, matrices, report, results
 from .cli_common import (_add_launch_options, _output_dir, _print_findings, _print_tables,
                          _rank_list, _warn_if_oversubscribed, ensure_writable, lib_dir_help)
 from .errors import MpilensError
+from .map_command import _add_map_command
 from .piggyback_command import _add_piggyback_command
 from .progress_command import _add_progress_command
 from .progress import Progress
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress_command(commands)
     _add_monitor_command(commands)
     _add_matrix_command(commands)
+    _add_map_command(commands)
     sub = commands.add_parser(
         "suite", help="run every family (" + ", ".join(f.name for f in suite) + ") into one "
                       "directory and write one report",
