@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .analysis import coll as coll_analysis
+from .analysis import map as map_analysis
 from .analysis import monitor as monitor_analysis
 from .analysis import overlap as overlap_analysis
 from .analysis import piggyback as piggyback_analysis
@@ -29,6 +30,7 @@ from .analysis import progress as progress_analysis
 from .analysis import sanity as sanity_analysis
 from .errors import MpilensError
 from .plots import coll as coll_plots
+from .plots import map as map_plots
 from .plots import monitor as monitor_plots
 from .plots import overlap as overlap_plots
 from .plots import piggyback as piggyback_plots
@@ -260,6 +262,13 @@ FAMILIES: Dict[str, Family] = {family.name: family for family in (
            "whom, per kind of communication (seed 004)",
            monitor_plots.render, monitor_analysis.diagnose, monitor_analysis.compare,
            presets={}, in_suite=False),
+    Family("map", "mpilens-example-reorder-allgather",
+           "Which rank order fits the communication pattern to the machine, and does reordering "
+           "pay? The gain of reordering over iterations and buffer sizes, its break-even, and "
+           "the cost model's prediction (seed 004)",
+           map_plots.render, map_analysis.diagnose, map_analysis.compare,
+           presets={}, compare_parts=map_plots.compare_parts, in_suite=False, min_ranks=2,
+           text_table=map_analysis.comparison_table, combine=map_analysis.combine),
 )}
 
 
