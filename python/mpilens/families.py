@@ -8,12 +8,14 @@ it, and its command is written by hand (cli.py registers it) rather than made fr
 Such are monitor (it runs the user's program), piggyback (it runs its program once per layer
 configuration, with LD_PRELOAD and the layer's variables, then the example applications, and
 writes the threshold of the layer's auto method) and progress (its program once per progress
-setting, then mpilens-overlap without and with a progress thread). A family measured as a
+setting, then mpilens-overlap without and with a progress thread); map's files come from the
+reordering examples, run by the user (`mpilens map` itself maps, it measures nothing). A
+family measured as a
 series over rank counts (coll) says np_series=True: its command takes a list of counts, writes
 one file per count, and the report reads those files as one run (results.merge). A family that
 writes several files of another layout says how they read as one run with combine (piggyback:
 one file per layer configuration, which hold the same keys; progress: one file per progress
-setting).
+setting; map: the files of both examples, at any rank counts).
 """
 
 from __future__ import annotations
