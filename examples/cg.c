@@ -37,6 +37,7 @@
 #include "results.h"
 
 #define PROGRAM "mpilens-example-cg-reorder"
+#include "reorder_checks.h"
 #define REORDER_USAGE " [--reorder ALGO] [--topology SPEC] [--output FILE]"
 #else
 #define PROGRAM "mpilens-example-cg"
@@ -567,26 +568,6 @@ typedef struct {
     double total_s, comm_s, residual, checksum;
     int iterations;
 } outcome_t;
-
-/* A failure in the middle of a run, possibly on one rank only: MPI_Abort, so nobody waits. */
-_Noreturn static void die(const char *what, const char *why)
-{
-    fprintf(stderr, PROGRAM ": %s failed: %s\n", what, why);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void check_map(int status, const char *what)
-{
-    if (status != MPILENS_MAP_OK)
-        die(what, mpilens_map_status_string(status));
-}
-
-static void check_monitor(int code, const char *what)
-{
-    if (code != MPI_SUCCESS)
-        die(what, MPI_M_error_string(code));
-}
 
 static void reorder_init(int rank, int size, const options_t *o, reorder_t *ro)
 {

@@ -33,6 +33,7 @@
 #include "units.h"
 
 #define PROGRAM "mpilens-example-reorder-allgather"
+#include "reorder_checks.h"
 #define FAMILY "map"
 #define BENCH "allgather_groups"
 #define MAX_VALUES 64
@@ -82,26 +83,6 @@ _Noreturn static void exit_usage(const demo_t *d, const char *fmt, ...)
     }
     MPI_Finalize();
     exit(2);
-}
-
-/* A failure in the middle of a run, possibly on one rank only: MPI_Abort, so nobody waits. */
-_Noreturn static void die(const char *what, const char *why)
-{
-    fprintf(stderr, PROGRAM ": %s failed: %s\n", what, why);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void check_map(int status, const char *what)
-{
-    if (status != MPILENS_MAP_OK)
-        die(what, mpilens_map_status_string(status));
-}
-
-static void check_monitor(int code, const char *what)
-{
-    if (code != MPI_SUCCESS)
-        die(what, MPI_M_error_string(code));
 }
 
 /* ---------------------------------------------------------------- options */
