@@ -10,7 +10,8 @@
  *
  * Error convention: every function returns MPILENS_MAP_OK or one of the mpilens_map_status_t codes
  * below, and fills its outputs only on success; mpilens_map_status_string names a code. The
- * library never calls exit() and never prints; a failed call changes nothing the caller owns.
+ * library never calls exit() and prints nothing of its own (Scotch, where the scotch algorithm
+ * runs, prints its own errors on stderr); a failed call changes nothing the caller owns.
  *
  * Levels. A topology has `depth` levels below its root; the objects at level d (0 = the root's
  * children) each have arity[d + 1] children, the root has arity[0]. The leaves are the slots, in
