@@ -16,6 +16,7 @@ from mpilens import report, results
 from mpilens.analysis import coll
 from mpilens.markup import Markup
 from mpilens.plots import coll as plots
+from mpilens.plots import common
 from mpilens.section import Plot
 from test_coll_analysis import (MS, US, chain_points, coll_files, coll_point, coll_run,
                                 oli_point)
@@ -211,8 +212,8 @@ def test_error_figure():
     (band,) = by_gid(axes.patches, "band")
     assert band.get_y() == pytest.approx(0.9) and band.get_height() == pytest.approx(0.2)
     assert axes.get_yscale() == "log"  # 0.5 to 3.9
-    assert plots.ratio_ticks(0.4, 4.5) == [0.5, 1, 2]
-    assert plots.ratio_ticks(0.08, 12) == pytest.approx([0.1, 0.2, 0.5, 1, 2, 5, 10])
+    assert common.ratio_ticks(0.4, 4.5) == [0.5, 1, 2]
+    assert common.ratio_ticks(0.08, 12) == pytest.approx([0.1, 0.2, 0.5, 1, 2, 5, 10])
 
 
 def test_quality_table_marks_points_past_the_rsd():

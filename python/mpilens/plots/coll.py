@@ -12,7 +12,7 @@ from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
-from .common import SMALL_FONT, diagnosis_list, new_figure, to_plot
+from .common import SMALL_FONT, diagnosis_list, new_figure, ratio_axis, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -80,12 +80,6 @@ def _time_axis(axes: "Axes", values: Sequence[float]) -> None:
     elif positive:
         axes.set_ylim(0, max(positive) * 1.15)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
-
-
-def ratio_ticks(low: float, high: float) -> List[float]:
-    """1-2-5 values from low to high, for an axis of ratios to the truth."""
-    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-    return [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
 
 
 def _rank_axis(axes: "Axes", counts: Sequence[int]) -> None:
@@ -182,22 +176,6 @@ def error_series(by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, Lis
     return found
 
 
-def _ratio_axis(axes: "Axes", ratios: Sequence[float]) -> None:
-    """Ratios to the truth on y: the ±10% band always in view, logarithmic when they span more
-    than a factor 4."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-
-    positive = [r for r in ratios if r > 0] + [1 - coll.AGREEMENT, 1 + coll.AGREEMENT]
-    low, high = min(positive) / 1.15, max(positive) * 1.15
-    if high / low > 4:
-        axes.set_yscale("log")
-        axes.yaxis.set_major_locator(FixedLocator(ratio_ticks(low, high)))
-        axes.yaxis.set_minor_locator(NullLocator())
-        axes.yaxis.set_minor_formatter(NullFormatter())
-    axes.set_ylim(low, high)
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-
-
 def error_figure(found: coll.Series) -> Optional["Figure"]:
     """Per configuration with a truth: each method's estimate over the truth against the rank
     count, 1 drawn and ±10% shaded; None when no configuration has a truth."""
@@ -225,7 +203,7 @@ def error_figure(found: coll.Series) -> Optional["Figure"]:
             handles.setdefault(method, line)
             ratios += ys
             counts |= set(xs)
-        _ratio_axis(axes, ratios)
+        ratio_axis(axes, ratios, keep_in_view=(1 - coll.AGREEMENT, 1 + coll.AGREEMENT))
         _rank_axis(axes, sorted(counts))
         delay = f"hop delay {format_time(config.hop_delay_ns)}"
         axes.set_title(names[config] if delay in names[config] else f"{names[config]}, {delay}",

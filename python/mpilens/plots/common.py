@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Iterable, List, Mapping, Optional, Tuple
+import math
+from typing import TYPE_CHECKING, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..markup import Markup, element, join
 from ..section import Part, Plot
@@ -80,3 +81,29 @@ def size_axis(axes: "Axes") -> None:
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: short_size(int(round(value)))
                                                  if value >= 1 else ""))
     axes.xaxis.set_minor_formatter(NullFormatter())
+
+
+def ratio_ticks(low: float, high: float) -> List[float]:
+    """1-2-5 values from low to high, for an axis of ratios."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    return [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
+
+
+def ratio_axis(axes: "Axes", values: Sequence[float], keep_in_view: Sequence[float] = ()) -> None:
+    """Ratios on y, logarithmic with 1-2-5 ticks when they span more than a factor 4.
+    keep_in_view: values the axis always shows (a band around 1), which then also sets the
+    limits of a linear axis."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    positive = [value for value in values if value > 0] + list(keep_in_view)
+    if positive:
+        low, high = min(positive) / 1.15, max(positive) * 1.15
+        if high / low > 4:
+            axes.set_yscale("log")
+            axes.yaxis.set_major_locator(FixedLocator(ratio_ticks(low, high)))
+            axes.yaxis.set_minor_locator(NullLocator())
+            axes.yaxis.set_minor_formatter(NullFormatter())
+            axes.set_ylim(low, high)
+        elif keep_in_view:
+            axes.set_ylim(low, high)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))

@@ -11,9 +11,8 @@ from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
-from .coll import ratio_ticks
 from .common import (SMALL_FONT, decorate, diagnosis_list, legend_beside, new_figure, panel_grid,
-                     plot_part, positive_points, size_axis, to_plot)
+                     plot_part, positive_points, ratio_axis, size_axis, to_plot)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -123,21 +122,6 @@ def sizes_figure(found: pb.Found) -> Optional["Figure"]:
     return _method_grid(found, pb.size_curves, finish)
 
 
-def _ratio_axis(axes: "Axes", values: Sequence[float]) -> None:
-    """Ratios on y, logarithmic with 1-2-5 ticks when they span more than a factor 4."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-
-    positive = [value for value in values if value > 0]
-    if positive and max(positive) / min(positive) > 4:
-        low, high = min(positive) / 1.15, max(positive) * 1.15
-        axes.set_yscale("log")
-        axes.yaxis.set_major_locator(FixedLocator(ratio_ticks(low, high)))
-        axes.yaxis.set_minor_locator(NullLocator())
-        axes.yaxis.set_minor_formatter(NullFormatter())
-        axes.set_ylim(low, high)
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-
-
 def ratios_figure(found: pb.Found) -> Optional["Figure"]:
     """Each method's figure over the library's at the same size: latency ratios above 1 and
     bandwidth ratios below 1 are the cost; auto's goal shaded (at most 10% more latency at small
@@ -158,7 +142,7 @@ def ratios_figure(found: pb.Found) -> Optional["Figure"]:
         if band is not None:
             handles.setdefault("auto's goal", band)
         size_axis(axes)
-        _ratio_axis(axes, values + [1.0])
+        ratio_axis(axes, values + [1.0])
         decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
                   "with layer / without")
 
@@ -399,7 +383,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
                     values += [r for _, r in points]
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
         size_axis(axes)
-        _ratio_axis(axes, values)
+        ratio_axis(axes, values)
         decorate(axes, f"{BENCH_TITLES[bench]}, specific receives", "message size",
                   "with layer / without")
     for style, side, label in (("-", "A", labels[0]), ("--", "B", labels[1])):
