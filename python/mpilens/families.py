@@ -20,6 +20,7 @@ setting; map: the files of both examples, at any rank counts).
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -111,36 +112,47 @@ class Family:
         return f"{self.name}-np{ranks}.jsonl" if self.np_series else f"{self.name}.jsonl"
 
 
-def overlap_bench_list(text: str) -> str:
-    """--bench of mpilens overlap: benchmark names of docs/overlap.md, or all."""
-    names = [name.strip() for name in text.split(",")]
-    allowed = (*overlap_analysis.BENCHES, "all")
-    if not all(names):
-        raise MpilensError(f'invalid benchmark list "{text}": expected names separated by '
-                           "commas, such as sender,receiver")
-    for name in names:
-        if name not in allowed:
-            raise MpilensError(f'unknown benchmark "{name}": choose from ' + ", ".join(allowed))
-    return ",".join(names)
-
-
-def _name_list(text: str, allowed: Sequence[str], what: str, example: str,
-               hints: Mapping[str, str]) -> str:
-    """A comma-separated list of names among allowed (or all), passed on without spaces."""
+def name_words(text: str, allowed: Sequence[str], what: str, example: str,
+               hints: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The names of a comma-separated list, each among allowed or "all" (as given: "all" is not
+    expanded); MpilensError naming the first wrong one. hints: a word on a name that is not
+    allowed, said with it."""
     names = [name.strip() for name in text.split(",")]
     if not all(names):
         raise MpilensError(f'invalid {what} list "{text}": expected names separated by commas, '
                            f"such as {example}")
     for name in names:
         if name not in (*allowed, "all"):
-            hint = f" ({hints[name]})" if name in hints else ""
+            hint = f" ({hints[name]})" if hints and name in hints else ""
             raise MpilensError(f'unknown {what} "{name}"{hint}: choose from '
                                + ", ".join((*allowed, "all")))
-    return ",".join(names)
+    return names
+
+
+def chosen_names(text: str, allowed: Sequence[str], what: str, example: str,
+                 hints: Optional[Mapping[str, str]] = None) -> List[str]:
+    """name_words for an argparse option: the names chosen (all of them for "all"), in the order
+    of allowed."""
+    try:
+        names = name_words(text, allowed, what, example, hints)
+    except MpilensError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return [name for name in allowed if name in names or "all" in names]
+
+
+def _name_list(text: str, allowed: Sequence[str], what: str, example: str,
+               hints: Optional[Mapping[str, str]] = None) -> str:
+    """A comma-separated list of names among allowed (or all), passed on without spaces."""
+    return ",".join(name_words(text, allowed, what, example, hints))
+
+
+def overlap_bench_list(text: str) -> str:
+    """--bench of mpilens overlap: benchmark names of docs/overlap.md, or all."""
+    return _name_list(text, overlap_analysis.BENCHES, "benchmark", "sender,receiver")
 
 
 def coll_ops(text: str) -> str:
-    return _name_list(text, coll_analysis.OPS, "operation", "bcast,reduce", {})
+    return _name_list(text, coll_analysis.OPS, "operation", "bcast,reduce")
 
 
 def coll_methods(text: str) -> str:
@@ -150,7 +162,7 @@ def coll_methods(text: str) -> str:
 
 
 def coll_algos(text: str) -> str:
-    return _name_list(text, coll_analysis.ALGOS, "algorithm", "library,linear", {})
+    return _name_list(text, coll_analysis.ALGOS, "algorithm", "library,linear")
 
 
 def coll_size(text: str) -> str:

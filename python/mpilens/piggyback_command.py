@@ -37,19 +37,8 @@ APP_SCALE_MAX = 100.0
 
 def _pb_methods(text: str) -> List[str]:
     """--methods of mpilens piggyback: the layer's methods, or all, in the layer's order."""
-    names = [name.strip() for name in text.split(",")]
-    allowed = (*piggyback.METHODS, "all")
-    if not all(names):
-        raise argparse.ArgumentTypeError(f'invalid method list "{text}": expected names separated '
-                                         "by commas, such as pack-before,separate")
-    for name in names:
-        if name not in allowed:
-            hint = (" (the run without the layer is always made)" if name == piggyback.NONE
-                    else "")
-            raise argparse.ArgumentTypeError(f'unknown method "{name}"{hint}: choose from '
-                                             + ", ".join(allowed))
-    chosen = set(piggyback.METHODS) if "all" in names else set(names)
-    return [method for method in piggyback.METHODS if method in chosen]
+    return families.chosen_names(text, piggyback.METHODS, "method", "pack-before,separate",
+                                 {piggyback.NONE: "the run without the layer is always made"})
 
 
 def _pb_sizes(text: str) -> List[int]:

@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from . import families, launch, report, results
 from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _output_dir,
@@ -48,17 +48,8 @@ def _thread_modes(text: str) -> List[str]:
     return list(dict.fromkeys(modes))
 
 
-def _names(allowed: Sequence[str], what: str):
-    def convert(text: str) -> List[str]:
-        names = [word.strip() for word in text.split(",")]
-        if "all" in names:
-            return list(allowed)
-        for name in names:
-            if name not in allowed:
-                raise argparse.ArgumentTypeError(f'unknown {what} "{name}" in "{text}": choose '
-                                                 "from " + ", ".join((*allowed, "all")))
-        return [name for name in allowed if name in names]
-    return convert
+def _names(allowed: Sequence[str], what: str, example: str) -> Callable[[str], List[str]]:
+    return lambda text: families.chosen_names(text, allowed, what, example)
 
 
 def _add_progress_command(commands: argparse._SubParsersAction) -> None:
@@ -72,10 +63,10 @@ def _add_progress_command(commands: argparse._SubParsersAction) -> None:
                     "diagnosis and DIR/report.html (seed 002).")
     _add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
-    group.add_argument("--bench", type=_names(BENCHES, "benchmark"), default=list(BENCHES),
+    group.add_argument("--bench", type=_names(BENCHES, "benchmark", "p2p,nbc"), default=list(BENCHES),
                        metavar="LIST", help="benchmarks: " + ", ".join(BENCHES)
                        + ", or all (default all); interrupts runs once, without any help")
-    group.add_argument("--ops", type=_names(OPS, "collective"), default=list(OPS),
+    group.add_argument("--ops", type=_names(OPS, "collective", "iallreduce,ibcast"), default=list(OPS),
                        metavar="LIST", help="nbc collectives: " + ", ".join(OPS)
                        + ", or all (default all)")
     group.add_argument("--sizes", metavar="MIN:MAX",
@@ -85,7 +76,7 @@ def _add_progress_command(commands: argparse._SubParsersAction) -> None:
                        help="modes of the progress thread to measure, separated by commas: poll, "
                             "yield, sleep:US, rt, rt:US; none for no thread (default "
                             f"{DEFAULT_THREADS})")
-    group.add_argument("--placement", type=_names(PLACEMENTS, "placement"),
+    group.add_argument("--placement", type=_names(PLACEMENTS, "placement", "shared,spare"),
                        default=list(PLACEMENTS), metavar="LIST",
                        help="where the thread runs: shared (not bound: beside its rank's "
                             "computation) and spare (a core no rank of the node is bound to; "

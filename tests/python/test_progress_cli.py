@@ -99,7 +99,7 @@ def progress(fake: dict, *argv: str, env: dict = None):
     (("--threads", "poll,spin"), 'argument --threads: invalid thread mode "spin" in "poll,spin": '
                                  "expected poll, yield, sleep:US, rt or rt:US"),
     (("--threads", "sleep:0"), 'argument --threads: invalid thread mode "sleep:0"'),
-    (("--placement", "near"), 'argument --placement: unknown placement "near" in "near": choose '
+    (("--placement", "near"), 'argument --placement: unknown placement "near": choose '
                               "from shared, spare, all"),
     (("--bench", "p2p,ring"), 'argument --bench: unknown benchmark "ring"'),
     (("--ops", "iscan"), 'argument --ops: unknown collective "iscan"'),
