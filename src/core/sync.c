@@ -136,3 +136,26 @@ int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *
     out->lateness_ns = now - start;
     return MPI_SUCCESS;
 }
+
+enum { FIRST_LEAD_NS = 100000, MAX_LEAD_NS = 100000000, ON_TIME_TO_SHRINK = 16 };
+
+void ml_lead_init(ml_lead_t *lead)
+{
+    lead->lead_ns = FIRST_LEAD_NS;
+    lead->on_time = 0;
+}
+
+int ml_lead_update(ml_lead_t *lead, int64_t any_late)
+{
+    if (any_late) {
+        lead->on_time = 0;
+        if (lead->lead_ns < MAX_LEAD_NS)
+            lead->lead_ns *= 2;
+        return 0;
+    }
+    if (++lead->on_time >= ON_TIME_TO_SHRINK && lead->lead_ns > FIRST_LEAD_NS) {
+        lead->lead_ns /= 2;
+        lead->on_time = 0;
+    }
+    return 1;
+}

@@ -68,4 +68,17 @@ int ml_start_together(MPI_Comm comm, const ml_offset_t *offset, int64_t lead_ns,
 int ml_start_together_with(MPI_Comm comm, ml_clock_fn clock, const ml_offset_t *offset, int64_t lead_ns, int go,
                            ml_start_t *out);
 
+/* How far ahead rank 0 sets the common start of repeated collectives. A repetition in which some
+ * rank got there late is not kept and the lead doubles (up to 100 ms), so that ranks really start
+ * together; after 16 on-time starts in a row it halves again (down to 100 us), so that a busy
+ * spell of the machine does not slow the rest of the run. */
+typedef struct {
+    int64_t lead_ns;
+    int on_time; /* on-time starts since the lead last changed */
+} ml_lead_t;
+
+void ml_lead_init(ml_lead_t *lead);
+/* After a repetition (any_late: some rank started late): 1 if it counts, else 0. */
+int ml_lead_update(ml_lead_t *lead, int64_t any_late);
+
 #endif

@@ -2,8 +2,7 @@
  * starts the operation at one global time, computes, waits; T_measured, T_comm and T_comp are
  * per rank, and so is the ratio. The point reports the worst rank and keeps every rank's values.
  * A repetition in which some rank reached the common start time late is not kept, and the lead
- * time doubles, so that ranks really start together; after a run of on-time starts it halves
- * again (never below its first value), so that a burst of load does not slow the rest of the run. */
+ * grows until ranks really start together (core's ml_lead_t). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,9 +14,6 @@
 #include "overlap.h"
 #include "sync.h"
 
-#define FIRST_LEAD_NS 100000
-#define MAX_LEAD_NS 100000000
-#define ON_TIME_TO_SHRINK 16
 
 typedef struct {
     const char *name, *ref_name;
@@ -56,8 +52,7 @@ typedef struct {
 
 typedef struct {
     ml_offset_t offset;
-    int64_t lead_ns;   /* rank 0: how far ahead it sets the common start */
-    int on_time;       /* repetitions started on time since the lead last changed */
+    ml_lead_t lead;    /* rank 0's: how far ahead it sets the common start */
     double *comm_ns;   /* rank 0: T_comm of each rank, indexed [size index * ranks + rank] */
 } nbc_state_t;
 
@@ -76,7 +71,7 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
 {
     ml_start_t start;
     MPI_Request r;
-    ml_start_together(o->prog.sync, &st->offset, st->lead_ns, go, &start);
+    ml_start_together(o->prog.sync, &st->offset, st->lead.lead_ns, go, &start);
     if (!start.go)
         return -1;
     int64_t t0 = ml_clock_ns();
@@ -87,16 +82,9 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
 
     int64_t mine[2] = {start.late, t}, max[2];
     MPI_Allreduce(mine, max, 2, MPI_INT64_T, MPI_MAX, o->prog.sync);
-    if (max[0]) {
+    if (!ml_lead_update(&st->lead, max[0])) {
         s->late_reps++;
-        st->on_time = 0;
-        if (st->lead_ns < MAX_LEAD_NS)
-            st->lead_ns *= 2;
         return 0;
-    }
-    if (++st->on_time >= ON_TIME_TO_SHRINK && st->lead_ns > FIRST_LEAD_NS) {
-        st->lead_ns /= 2;
-        st->on_time = 0;
     }
     if (keep) {
         add(&s->t, (double)t);
@@ -278,7 +266,8 @@ void nbc_run(overlap_t *o)
 {
     if (nbc_points(o) == 0)
         return;
-    nbc_state_t st = {.lead_ns = FIRST_LEAD_NS};
+    nbc_state_t st = {0};
+    ml_lead_init(&st.lead);
     if (o->prog.rank == 0 && !(st.comm_ns = calloc(o->n_sizes * (size_t)o->prog.size, sizeof *st.comm_ns)))
         MPI_Abort(MPI_COMM_WORLD, 2);
     /* Offsets once for all collectives: the run is minutes long at most, and the sanity family

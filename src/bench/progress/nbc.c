@@ -5,8 +5,7 @@
  * Every rank computes for the same t_b, the slowest rank's blocking time (the median of its
  * repetitions), as the ranks of a balanced application would: the computation then covers
  * every rank's communication. A repetition in which some rank reached the start late is not
- * kept, and the lead doubles until ranks really start together; after a run of on-time starts
- * it halves again (never below its first value), so a burst of load does not slow the rest. */
+ * kept, and the lead grows until ranks really start together (core's ml_lead_t). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +14,6 @@
 #include "compute.h"
 #include "sync.h"
 
-#define FIRST_LEAD_NS 100000
-#define MAX_LEAD_NS 100000000
-#define ON_TIME_TO_SHRINK 16
 
 typedef struct nbc nbc_t;
 
@@ -33,8 +29,7 @@ struct nbc {
     int64_t t_b;    /* the common computation of time-based points, ns */
     uint64_t units; /* work-based: this rank's workload λ, calibrated to t_b */
     ml_offset_t offset;
-    int64_t lead_ns; /* rank 0: how far ahead it sets the common start */
-    int on_time;     /* repetitions started on time since the lead last changed */
+    ml_lead_t lead;  /* rank 0's: how far ahead it sets the common start */
 };
 
 /* Reductions add unsigned chars (MPI_SUM): any byte count works, and the reduction costs CPU
@@ -77,22 +72,6 @@ size_t ml_nbc_buffer_bytes(const ml_bench_t *b, int64_t size)
     return ml_list_contains(&b->ops, "ialltoall") ? (size_t)size * (size_t)b->prog.size : (size_t)size;
 }
 
-/* After a repetition: 1 if every rank started on time (it counts), else 0 and a longer lead. */
-static int on_time(nbc_t *n, int64_t any_late)
-{
-    if (any_late) {
-        n->on_time = 0;
-        if (n->lead_ns < MAX_LEAD_NS)
-            n->lead_ns *= 2;
-        return 0;
-    }
-    if (++n->on_time >= ON_TIME_TO_SHRINK && n->lead_ns > FIRST_LEAD_NS) {
-        n->lead_ns /= 2;
-        n->on_time = 0;
-    }
-    return 1;
-}
-
 /* One repetition on every rank. Returns -1 when rank 0 said stop (`go` 0), else whether it
  * counts; *slowest receives the largest t_o of the ranks (one allreduce carries it with the
  * lateness: collectives outside the timed region cost milliseconds on shared cores). */
@@ -100,7 +79,7 @@ static int once(nbc_t *n, const ml_point_t *pt, int go, ml_rep_t *rep, int64_t *
 {
     int64_t c = pt->work > 0 ? ml_compute_work(n->units) : 0;
     ml_start_t start;
-    ml_start_together(n->b->prog.sync, &n->offset, n->lead_ns, go, &start);
+    ml_start_together(n->b->prog.sync, &n->offset, n->lead.lead_ns, go, &start);
     if (!start.go)
         return -1;
     ml_comm_t comm = {n->op->start, n, 1};
@@ -108,7 +87,7 @@ static int once(nbc_t *n, const ml_point_t *pt, int go, ml_rep_t *rep, int64_t *
     int64_t mine[2] = {start.late, rep->o_ns}, max[2];
     MPI_Allreduce(mine, max, 2, MPI_INT64_T, MPI_MAX, n->b->prog.sync);
     *slowest = max[1];
-    return on_time(n, max[0]);
+    return ml_lead_update(&n->lead, max[0]);
 }
 
 /* A warm-up that started together, then repetitions until rank 0's stopping rule, on the
@@ -259,7 +238,8 @@ void ml_nbc_run(ml_bench_t *b)
 {
     if (!ml_list_contains(&b->benches, "nbc"))
         return;
-    nbc_t n = {.b = b, .lead_ns = FIRST_LEAD_NS};
+    nbc_t n = {.b = b};
+    ml_lead_init(&n.lead);
     /* offsets once for the whole run: it lasts minutes at most, and the sanity family measures
      * how far clocks drift over such a run */
     ml_offset_estimate(b->prog.sync, 2000, 100, &n.offset);
