@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +49,7 @@
 static const char usage_line[] = "usage: " PROGRAM
                                  " [--n N | --nx N --ny N --nz N] [--iterations N] [--tolerance T] [--repeat R]"
                                  " [--wildcard]" REORDER_USAGE " [--help]";
+#include "example_options.h"
 
 typedef struct {
     int nx, ny, nz, iterations, repeat, wildcard;
@@ -95,21 +95,6 @@ typedef struct {
 
 /* ---------------------------------------------------------------- options */
 
-/* Every rank parses the same command line, so all of them come here together; rank 0 speaks. */
-_Noreturn static void exit_usage(int rank, const char *fmt, ...)
-{
-    if (rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs(PROGRAM ": ", stderr);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\n%s\n", usage_line);
-    }
-    MPI_Finalize();
-    exit(2);
-}
-
 _Noreturn static void exit_help(int rank)
 {
     if (rank == 0)
@@ -138,16 +123,6 @@ _Noreturn static void exit_help(int rank)
     exit(0);
 }
 
-static int parse_int(int rank, const char *name, const char *text, int min, int max)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end || value < min || value > max)
-        exit_usage(rank, "invalid value \"%s\" for --%s: expected an integer from %d to %d", text, name, min, max);
-    return (int)value;
-}
-
 static double parse_tolerance(int rank, const char *text)
 {
     char *end;
@@ -156,16 +131,6 @@ static double parse_tolerance(int rank, const char *text)
     if (errno || end == text || *end || !(value >= 0.0 && value < 1.0))
         exit_usage(rank, "invalid value \"%s\" for --tolerance: expected a number from 0 to below 1", text);
     return value;
-}
-
-/* The value of option argv[*a]: after its "=", or the next argument. */
-static const char *option_value(int rank, int argc, char **argv, int *a, const char *equals, const char *option)
-{
-    if (equals)
-        return equals + 1;
-    if (*a + 1 >= argc)
-        exit_usage(rank, "missing value for --%s", option);
-    return argv[++*a];
 }
 
 static void parse_options(int rank, int argc, char **argv, options_t *o)

@@ -12,9 +12,7 @@
  * ranks, for any --kblock, and with --wildcard. Only MPI is used: this program is the application
  * that PMPI layers under test intercept. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, when built with -std=c11 alone */
-#include <errno.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +27,7 @@
 static const char usage_line[] = "usage: " PROGRAM
                                  " [--n N | --nx N --ny N --nz N] [--kblock K] [--iterations N] [--repeat R]"
                                  " [--wildcard] [--help]";
+#include "example_options.h"
 
 typedef struct {
     int nx, ny, nz, kblock, iterations, repeat, wildcard;
@@ -87,21 +86,6 @@ static const int angle_levels[ANGLES][3] = {{0, 0, 2}, {0, 2, 0}, {2, 0, 0}, {0,
 
 /* ---------------------------------------------------------------- options */
 
-/* Every rank parses the same command line, so all of them come here together; rank 0 speaks. */
-_Noreturn static void exit_usage(int rank, const char *fmt, ...)
-{
-    if (rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs(PROGRAM ": ", stderr);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\n%s\n", usage_line);
-    }
-    MPI_Finalize();
-    exit(2);
-}
-
 _Noreturn static void exit_help(int rank)
 {
     if (rank == 0)
@@ -117,26 +101,6 @@ _Noreturn static void exit_help(int rank)
                usage_line, MAX_CELLS);
     MPI_Finalize();
     exit(0);
-}
-
-static int parse_int(int rank, const char *name, const char *text, int min, int max)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end || value < min || value > max)
-        exit_usage(rank, "invalid value \"%s\" for --%s: expected an integer from %d to %d", text, name, min, max);
-    return (int)value;
-}
-
-/* The value of option argv[*a]: after its "=", or the next argument. */
-static const char *option_value(int rank, int argc, char **argv, int *a, const char *equals, const char *option)
-{
-    if (equals)
-        return equals + 1;
-    if (*a + 1 >= argc)
-        exit_usage(rank, "missing value for --%s", option);
-    return argv[++*a];
 }
 
 static void parse_options(int rank, int argc, char **argv, options_t *o)

@@ -1,0 +1,48 @@
+/* The command line of the plain example applications (sweep.c, cg.c): they parse their options
+ * themselves, with MPI alone, so that the PMPI layers under test see a program that uses nothing
+ * of mpilens. The including file defines PROGRAM and usage_line first. */
+#ifndef MPILENS_EXAMPLES_EXAMPLE_OPTIONS_H
+#define MPILENS_EXAMPLES_EXAMPLE_OPTIONS_H
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Every rank parses the same command line, so all of them come here together; rank 0 speaks. */
+_Noreturn static inline void exit_usage(int rank, const char *fmt, ...)
+{
+    if (rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs(PROGRAM ": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n%s\n", usage_line);
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+static inline int parse_int(int rank, const char *name, const char *text, int min, int max)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end || value < min || value > max)
+        exit_usage(rank, "invalid value \"%s\" for --%s: expected an integer from %d to %d", text, name, min, max);
+    return (int)value;
+}
+
+/* The value of option argv[*a]: after its "=", or the next argument. */
+static inline const char *option_value(int rank, int argc, char **argv, int *a, const char *equals, const char *option)
+{
+    if (equals)
+        return equals + 1;
+    if (*a + 1 >= argc)
+        exit_usage(rank, "missing value for --%s", option);
+    return argv[++*a];
+}
+
+#endif
