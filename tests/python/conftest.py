@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import pytest
@@ -160,3 +160,13 @@ def logged_calls(fake: dict) -> list:
     """What a fake launcher or program appended to fake["log"], one JSON record per call."""
     return [json.loads(line) for line in fake["log"].read_text().splitlines()] \
         if fake["log"].exists() else []
+
+
+def check_refused_before_launch(command: Callable[..., subprocess.CompletedProcess], fake: dict,
+                                out: Path, argv: Sequence[str], message: str) -> None:
+    """A command given bad input (argv, plus --output out unless it resumes) says `message` in its
+    one line, and launches nothing and writes nothing."""
+    output = [] if "--resume" in argv else ["--output", str(out)]
+    line = one_line_error(command(fake, *argv, *output))
+    assert line.startswith(f"mpilens: error: {message}")
+    assert logged_calls(fake) == [] and not out.exists()

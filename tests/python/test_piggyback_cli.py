@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from conftest import (FAKE_PROGRAM, logged_calls, one_line_error, read_records, run_cli,
-                      write_records)
+from conftest import (FAKE_PROGRAM, check_refused_before_launch, logged_calls, one_line_error,
+                      read_records, run_cli, write_records)
 from mpilens.analysis import piggyback as pb
 from test_piggyback_analysis import (MPICH, OPEN_MPI, apps_run, pb_meta, pb_sweep_run,
                                      sweep_points)
@@ -116,11 +116,7 @@ def piggyback(fake: dict, *argv: str, env: dict = None):
     (("--resume",), "--resume needs --output DIR: the directory of the run to complete"),
 ])
 def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
-    out = tmp_path / "run"
-    output = [] if "--resume" in argv else ["--output", str(out)]
-    line = one_line_error(piggyback(fake, *argv, *output))
-    assert line.startswith(f"mpilens: error: {message}")
-    assert logged_calls(fake) == [] and not out.exists()
+    check_refused_before_launch(piggyback, fake, tmp_path / "run", argv, message)
 
 
 def test_missing_library_and_programs(fake, tmp_path):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import logged_calls, one_line_error, read_records, run_cli
+from conftest import check_refused_before_launch, logged_calls, one_line_error, read_records, run_cli
 
 # Stands in for Open MPI's mpirun: takes the -x NAME=VALUE options mpilens gives it, logs the call,
 # then writes the results file of the program asked for, with the progress setting those
@@ -109,11 +109,7 @@ def progress(fake: dict, *argv: str, env: dict = None):
     (("--resume",), "--resume needs --output DIR: the directory of the run to complete"),
 ])
 def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
-    out = tmp_path / "run"
-    output = [] if "--resume" in argv else ["--output", str(out)]
-    line = one_line_error(progress(fake, *argv, *output))
-    assert line.startswith(f"mpilens: error: {message}")
-    assert logged_calls(fake) == [] and not out.exists()
+    check_refused_before_launch(progress, fake, tmp_path / "run", argv, message)
 
 
 def test_each_setting_runs_with_its_variables(fake, tmp_path):
