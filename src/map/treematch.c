@@ -19,6 +19,16 @@
  *   enumerates all candidate groups (at most 30000 of them), an exact branch-and-bound search
  *   over those candidates, seeded with the greedy result and bounded in steps, replaces its
  *   heuristic orderings.
+ * - On large jobs the candidates are too many at every level, and the grouping alone ranks the
+ *   traffic badly on regular patterns (groups grown round at each level do not pack into round
+ *   groups at the next). So treematch, and not greedy (that is the difference between them at
+ *   large P), also maps by top-down recursive bisection, as Scotch does: the occupied slots of the
+ *   lowest object holding a set of processes are split into two halves of its children, the
+ *   processes with them by greedy graph growing from a peripheral vertex and Fiduccia-Mattheyses
+ *   passes that keep the sizes, down to single slots. That mapping is kept only where its
+ *   weighted cost (bytes x the cost of the level where their ends meet) is strictly lower, so
+ *   small cases the grouping solves exactly keep their answer. It pairs processes with the sorted
+ *   allowed slots, so uneven occupancy and oversubscription hold as above.
  * - Every other tie goes to the lowest index, so the result depends on nothing but the input, and
  *   traffic-free processes fill groups in index order: an empty matrix gives the packed mapping. */
 #include <stdlib.h>
@@ -1041,6 +1051,269 @@ static int group_levels(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m
     return status;
 }
 
+/* ---- recursive bisection, the second candidate ------------------------------------------------ */
+
+/* FM passes per bisection, and the moves a pass makes past its best balanced state before it
+ * gives up: the first pass does most of the work, and on stencils and random matrices longer
+ * climbs out of a local minimum rarely pay. */
+#define TM_FM_PASSES 4
+#define TM_FM_PATIENCE 64
+
+/* The state of the top-down bisection: `proc` lists the processes in the order of the sorted
+ * allowed slots, and each bisection splits a segment of it at the boundary between the children
+ * of the lowest object holding the segment's slots. */
+typedef struct {
+    const mpilens_map_topology_t *t;
+    const tm_graph_t *g;
+    const long *sorted;
+    int *proc, *scratch;
+    int *stamp, stamps; /* stamp[v] == stamps: v is in the segment being bisected */
+    char *side;         /* 0: the first part (the lower slots), 1: the second */
+    char *locked;
+    double *gain;       /* how much the cut drops if the vertex changes sides */
+    int *moved;
+    tm_heap_t heap[2];  /* candidates to leave each side, lazily updated */
+    double tolerance;
+} tm_bisect_t;
+
+static int in_segment(const tm_bisect_t *b, int v)
+{
+    return b->stamp[v] == b->stamps;
+}
+
+/* v changes sides; the gains of its neighbours in the segment follow, and the unlocked ones enter
+ * their side's heap with their new gain. */
+static int flip(tm_bisect_t *b, int v)
+{
+    const tm_graph_t *g = b->g;
+    int from = b->side[v];
+    b->side[v] = (char)!from;
+    b->gain[v] = -b->gain[v];
+    for (size_t e = g->start[v]; e < g->start[v + 1]; e++) {
+        int x = g->adj[e];
+        if (!in_segment(b, x))
+            continue;
+        b->gain[x] += b->side[x] == from ? 2 * g->w[e] : -2 * g->w[e];
+        if (!b->locked[x] && heap_push(&b->heap[(int)b->side[x]], b->gain[x], x) != MPILENS_MAP_OK)
+            return MPILENS_MAP_ERR_NOMEM;
+    }
+    return MPILENS_MAP_OK;
+}
+
+/* The top of a side's heap once stale entries (locked, moved, or an older gain) are dropped. */
+static int valid_top(tm_bisect_t *b, int side)
+{
+    tm_heap_t *h = &b->heap[side];
+    while (h->size) {
+        int v = h->e[0].v;
+        if (!b->locked[v] && b->side[v] == side && h->e[0].key == b->gain[v])
+            return v;
+        heap_pop(h);
+    }
+    return -1;
+}
+
+/* The last vertex a breadth-first search from `from` reaches in the segment: two sweeps give a
+ * vertex on the periphery, where growing a part cuts least. */
+static int farthest(tm_bisect_t *b, int from)
+{
+    const tm_graph_t *g = b->g;
+    int *queue = b->scratch, head = 0, tail = 0;
+    queue[tail++] = from;
+    b->locked[from] = 1;
+    while (head < tail) {
+        int v = queue[head++];
+        for (size_t e = g->start[v]; e < g->start[v + 1]; e++) {
+            int x = g->adj[e];
+            if (in_segment(b, x) && !b->locked[x]) {
+                b->locked[x] = 1;
+                queue[tail++] = x;
+            }
+        }
+    }
+    for (int i = 0; i < tail; i++)
+        b->locked[queue[i]] = 0;
+    return queue[tail - 1];
+}
+
+/* Greedy graph growing: the first part grows from a peripheral vertex, taking the vertex whose
+ * move lowers the cut most (first reached among equals); once its component is used up, the
+ * next vertex in segment order. */
+static int grow(tm_bisect_t *b, int lo, int hi, int size)
+{
+    const tm_graph_t *g = b->g;
+    for (int i = lo; i < hi; i++) {
+        int v = b->proc[i];
+        double inside = 0;
+        for (size_t e = g->start[v]; e < g->start[v + 1]; e++)
+            inside += in_segment(b, g->adj[e]) ? g->w[e] : 0;
+        b->side[v] = 1;
+        b->gain[v] = -inside;
+    }
+    b->heap[1].size = 0;
+    int next = lo, v = farthest(b, farthest(b, b->proc[lo]));
+    for (int k = 0; k < size; k++) {
+        if (k > 0)
+            v = valid_top(b, 1);
+        while (v < 0)
+            if (b->side[b->proc[next++]] == 1)
+                v = b->proc[next - 1];
+        b->locked[v] = 1;
+        if (flip(b, v) != MPILENS_MAP_OK)
+            return MPILENS_MAP_ERR_NOMEM;
+        v = -1;
+    }
+    for (int i = lo; i < hi; i++)
+        b->locked[b->proc[i]] = 0;
+    return MPILENS_MAP_OK;
+}
+
+/* One Fiduccia-Mattheyses pass keeping the sizes: moves alternate between the sides (the best
+ * first when balanced), and the moves after the best balanced state are undone. *gained: what
+ * the pass removed from the cut. */
+static int fm_pass(tm_bisect_t *b, int lo, int hi, double *gained)
+{
+    const tm_graph_t *g = b->g;
+    int status = MPILENS_MAP_OK, moves = 0, best_moves = 0, balance = 0;
+    double sum = 0, best = 0;
+    b->heap[0].size = b->heap[1].size = 0;
+    for (int i = lo; i < hi && status == MPILENS_MAP_OK; i++) {
+        int v = b->proc[i], boundary = 0;
+        for (size_t e = g->start[v]; e < g->start[v + 1] && !boundary; e++)
+            boundary = in_segment(b, g->adj[e]) && b->side[g->adj[e]] != b->side[v];
+        if (boundary)
+            status = heap_push(&b->heap[(int)b->side[v]], b->gain[v], v);
+    }
+    while (status == MPILENS_MAP_OK && moves < hi - lo && moves - best_moves <= TM_FM_PATIENCE) {
+        int top0 = valid_top(b, 0), top1 = valid_top(b, 1), v;
+        if (balance != 0)
+            v = balance > 0 ? top1 : top0;
+        else
+            v = top1 < 0 || (top0 >= 0 && b->gain[top0] >= b->gain[top1]) ? top0 : top1;
+        if (v < 0)
+            break;
+        balance += b->side[v] == 0 ? 1 : -1;
+        sum += b->gain[v];
+        b->locked[v] = 1;
+        b->moved[moves++] = v;
+        status = flip(b, v);
+        if (balance == 0 && sum > best + b->tolerance) {
+            best = sum;
+            best_moves = moves;
+        }
+    }
+    while (status == MPILENS_MAP_OK && moves > best_moves)
+        status = flip(b, b->moved[--moves]);
+    for (int i = lo; i < hi; i++)
+        b->locked[b->proc[i]] = 0;
+    *gained = best;
+    return status;
+}
+
+/* Splits proc[lo, hi) into its first `size` processes and the rest, cutting little traffic. */
+static int bisect(tm_bisect_t *b, int lo, int hi, int size)
+{
+    b->stamps++;
+    for (int i = lo; i < hi; i++)
+        b->stamp[b->proc[i]] = b->stamps;
+    int status = grow(b, lo, hi, size);
+    double gained = 1;
+    for (int pass = 0; pass < TM_FM_PASSES && gained > 0 && status == MPILENS_MAP_OK; pass++)
+        status = fm_pass(b, lo, hi, &gained);
+    if (status != MPILENS_MAP_OK)
+        return status;
+    int first = lo, second = lo + size;
+    for (int i = lo; i < hi; i++) {
+        int v = b->proc[i];
+        b->scratch[b->side[v] == 0 ? first++ : second++] = v;
+    }
+    memcpy(b->proc + lo, b->scratch + lo, (size_t)(hi - lo) * sizeof *b->proc);
+    return MPILENS_MAP_OK;
+}
+
+/* The segment's slots lie under one object; its occupied children are split into two halves and
+ * the processes with them, down to single slots. */
+static int bisect_range(tm_bisect_t *b, int lo, int hi, long *slot_of)
+{
+    const long *s = b->sorted;
+    if (s[lo] == s[hi - 1]) {
+        for (int i = lo; i < hi; i++)
+            slot_of[b->proc[i]] = s[lo];
+        return MPILENS_MAP_OK;
+    }
+    long width = b->t->below[ml_map_common_level(b->t, s[lo], s[hi - 1]) + 2];
+    int children = 0, mid = lo;
+    for (int i = lo; i < hi; i++)
+        children += i == lo || s[i] / width != s[i - 1] / width;
+    for (int seen = 0; seen <= children / 2; mid++)
+        seen += mid == lo || s[mid] / width != s[mid - 1] / width;
+    mid--;
+    int status = bisect(b, lo, hi, mid - lo);
+    if (status == MPILENS_MAP_OK)
+        status = bisect_range(b, lo, mid, slot_of);
+    if (status == MPILENS_MAP_OK)
+        status = bisect_range(b, mid, hi, slot_of);
+    return status;
+}
+
+/* Bytes times the topology's cost of the level where their ends meet (mpilens_map_cost's
+ * weighted_bytes), each undirected edge once. */
+static double weighted_cost(const mpilens_map_topology_t *t, const tm_graph_t *g, const long *slot_of)
+{
+    double cost = 0;
+    for (int v = 0; v < g->n; v++)
+        for (size_t e = g->start[v]; e < g->start[v + 1]; e++) {
+            int x = g->adj[e];
+            if (x > v && slot_of[x] != slot_of[v])
+                cost += g->w[e] * t->cost[ml_map_common_level(t, slot_of[v], slot_of[x]) + 1];
+        }
+    return cost;
+}
+
+/* Maps by recursive bisection and keeps that mapping instead of slot_of if it costs strictly
+ * less. */
+static int bisection_if_better(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, const long *sorted,
+                               long *slot_of)
+{
+    int n = m->order;
+    tm_graph_t g = {n, m->row_start, m->column, m->weight, NULL, 0, 0};
+    tm_bisect_t b = {t, &g, sorted, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, {{0}}, 0};
+    long *other = malloc((size_t)n * sizeof *other);
+    b.proc = malloc((size_t)n * sizeof *b.proc);
+    b.scratch = malloc((size_t)n * sizeof *b.scratch);
+    b.stamp = calloc((size_t)n, sizeof *b.stamp);
+    b.side = malloc((size_t)n);
+    b.locked = calloc((size_t)n, 1);
+    b.gain = malloc((size_t)n * sizeof *b.gain);
+    b.moved = malloc((size_t)n * sizeof *b.moved);
+    int status = other && b.proc && b.scratch && b.stamp && b.side && b.locked && b.gain && b.moved
+                     ? set_degrees(&g)
+                     : MPILENS_MAP_ERR_NOMEM;
+    if (status == MPILENS_MAP_OK) {
+        b.tolerance = 1e-12 * g.total;
+        for (int p = 0; p < n; p++)
+            b.proc[p] = p;
+        status = bisect_range(&b, 0, n, other);
+    }
+    if (status == MPILENS_MAP_OK && g.total > 0) {
+        double mine = weighted_cost(t, &g, other), theirs = weighted_cost(t, &g, slot_of);
+        if (mine < theirs * (1 - 1e-12))
+            memcpy(slot_of, other, (size_t)n * sizeof *slot_of);
+    }
+    free_graph(&g);
+    free(other);
+    free(b.proc);
+    free(b.scratch);
+    free(b.stamp);
+    free(b.side);
+    free(b.locked);
+    free(b.gain);
+    free(b.moved);
+    free(b.heap[0].e);
+    free(b.heap[1].e);
+    return status;
+}
+
 int ml_map_treematch(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, int greedy_only, unsigned seed,
                      const long *allowed, long *slot_of)
 {
@@ -1064,6 +1337,8 @@ int ml_map_treematch(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, i
         status = group_levels(t, m, greedy_only, lev, stages);
     if (status == MPILENS_MAP_OK)
         status = place_groups(lev, stages, depth, slot_of);
+    if (status == MPILENS_MAP_OK && !greedy_only)
+        status = bisection_if_better(t, m, sorted, slot_of);
     for (int d = 0; lev && stages && d < depth; d++) {
         free_level(&lev[d]);
         free(stages[d].start);
