@@ -34,7 +34,7 @@
 #define RANDOM_MAX_BYTES 65536
 
 typedef struct {
-    const char *matrix, *generate, *topology, *costs, *algo, *output;
+    const char *matrix, *generate, *topology, *costs, *algo, *output, *save_matrix;
     long seed;
     int quiet;
 } options_t;
@@ -128,6 +128,10 @@ static void parse_options(options_t *o, int argc, char **argv)
          &o->seed, 0, 4294967295L, NULL},
         {"output", ML_OPT_STRING, "FILE", NULL, NULL, "write the JSON there (default: standard output)", &o->output,
          0, 0, NULL},
+        {"save-matrix", ML_OPT_STRING, "FILE", NULL, NULL,
+         "also write the matrix there, as Matrix Market (for programs that read a matrix file, such as "
+         "bench/map_ompi_treematch)",
+         &o->save_matrix, 0, 0, NULL},
         {"quiet", ML_OPT_FLAG, NULL, NULL, NULL, "no time and memory lines on standard error", &o->quiet, 0, 0, NULL},
         ML_OPTIONS_END,
     };
@@ -525,6 +529,30 @@ static void map_one(ml_json_t *j, const mpilens_map_topology_t *t, const mpilens
     free(slot_of);
 }
 
+/* The matrix as Matrix Market coordinate, 1-based, with its order in the size line: a file
+ * mpilens_map_matrix_load reads back whole, silent last processes included. */
+static void save_matrix(mpilens_map_matrix_t *matrix, const char *path)
+{
+    size_t count;
+    const int *from, *to;
+    const double *bytes;
+    int order;
+    check(mpilens_map_matrix_entries(matrix, &count, &from, &to, &bytes), "--save-matrix");
+    mpilens_map_matrix_order(matrix, &order);
+    FILE *file = fopen(path, "w");
+    int failed = !file;
+    if (file) {
+        fprintf(file, "%%%%MatrixMarket matrix coordinate real general\n%d %d %zu\n", order, order, count);
+        for (size_t e = 0; e < count; e++)
+            fprintf(file, "%d %d %.17g\n", from[e] + 1, to[e] + 1, bytes[e]);
+        failed = ferror(file) | (fclose(file) != 0);
+    }
+    if (failed) {
+        fprintf(stderr, PROGRAM ": --save-matrix \"%s\": %s\n", path, strerror(errno));
+        quit(EXIT_FAILED);
+    }
+}
+
 static FILE *open_output(const char *path)
 {
     if (!path)
@@ -569,6 +597,8 @@ int main(int argc, char **argv)
     else
         matrix = generate(o.generate, (unsigned)o.seed);
     double load_seconds = seconds_since(start);
+    if (o.save_matrix)
+        save_matrix(matrix, o.save_matrix);
 
     ml_json_t j;
     ml_json_init(&j);

@@ -346,6 +346,27 @@ def test_generated_matrices(built, spec, order, nonzeros, total):
         assert matrix["total_bytes"] == total
 
 
+def test_saved_matrix_reads_back(built, tmp_path):
+    """--save-matrix writes what --matrix reads back whole, the silent last process included."""
+    saved = tmp_path / "saved.mtx"
+    first = generated(built, "random:16:3", "--save-matrix", str(saved))
+    lines = saved.read_text().splitlines()
+    assert lines[0] == "%%MatrixMarket matrix coordinate real general"
+    assert lines[1] == f"16 16 {first['nonzeros']}" and len(lines) == 2 + first["nonzeros"]
+    done = run_program(built, "--matrix", str(saved), "--topology", "core:64", "--algo",
+                       "identity", "--quiet")
+    assert done.returncode == 0, done.stderr
+    again = json.loads(done.stdout)["matrix"]
+    assert (again["order"], again["nonzeros"], again["total_bytes"]) == \
+        (16, first["nonzeros"], first["total_bytes"])
+    silent = tmp_path / "silent.mtx"  # process 2 sends and receives nothing
+    silent.write_text("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 5\n")
+    done = run_program(built, "--matrix", str(silent), "--topology", "core:4", "--algo", "identity",
+                       "--quiet", "--save-matrix", str(saved))
+    assert done.returncode == 0, done.stderr
+    assert saved.read_text().splitlines()[1:] == ["3 3 1", "1 2 5"]
+
+
 def test_random_matrices_follow_the_seed(built):
     first, again = generated(built, "random:64"), generated(built, "random:64")
     other = generated(built, "random:64", "--seed", "7")
