@@ -170,3 +170,16 @@ def check_refused_before_launch(command: Callable[..., subprocess.CompletedProce
     line = one_line_error(command(fake, *argv, *output))
     assert line.startswith(f"mpilens: error: {message}")
     assert logged_calls(fake) == [] and not out.exists()
+
+
+# The start of a fake Open MPI mpirun (a Python script) for commands tested without MPI: it takes
+# the -x NAME=VALUE options mpilens gives it into `env`, and leaves in `args` "-n", the rank
+# count, the program and its arguments.
+FAKE_MPIRUN_PROLOGUE = r'''import json, os, sys
+args, env = sys.argv[1:], {}
+while args[0] == "-x":
+    name, _, value = args[1].partition("=")
+    env[name] = value
+    args = args[2:]
+assert args[0] == "-n", args
+'''

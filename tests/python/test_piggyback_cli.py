@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from conftest import (FAKE_PROGRAM, check_refused_before_launch, logged_calls, one_line_error,
-                      read_records, run_cli, write_records)
+from conftest import (FAKE_MPIRUN_PROLOGUE, FAKE_PROGRAM, check_refused_before_launch, logged_calls,
+                      one_line_error, read_records, run_cli, write_records)
 from mpilens.analysis import piggyback as pb
 from test_piggyback_analysis import (MPICH, OPEN_MPI, apps_run, pb_meta, pb_sweep_run,
                                      sweep_points)
@@ -19,14 +19,7 @@ from test_piggyback_analysis import (MPICH, OPEN_MPI, apps_run, pb_meta, pb_swee
 # Stands in for Open MPI's mpirun: takes the -x NAME=VALUE options mpilens gives it, logs the
 # call, then plays the program asked for: mpilens-piggyback replays the source of the layer
 # configuration in its variables, an application prints the checksum and time of FAKE_APPS.
-LAUNCHER = r'''
-import json, os, sys
-args, env = sys.argv[1:], {}
-while args[0] == "-x":
-    name, _, value = args[1].partition("=")
-    env[name] = value
-    args = args[2:]
-assert args[0] == "-n", args
+LAUNCHER = FAKE_MPIRUN_PROLOGUE + r'''
 np, program, rest = args[1], os.path.basename(args[2]), args[3:]
 with open(os.environ["FAKE_LAUNCH_LOG"], "a") as log:
     log.write(json.dumps({"program": program, "np": np, "args": rest, "env": env}) + "\n")

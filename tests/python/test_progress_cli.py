@@ -9,20 +9,14 @@ import sys
 
 import pytest
 
-from conftest import check_refused_before_launch, logged_calls, one_line_error, read_records, run_cli
+from conftest import (FAKE_MPIRUN_PROLOGUE, check_refused_before_launch, logged_calls, one_line_error,
+                      read_records, run_cli)
 
 # Stands in for Open MPI's mpirun: takes the -x NAME=VALUE options mpilens gives it, logs the call,
 # then writes the results file of the program asked for, with the progress setting those
 # variables give: FAKE_NO_SPARE makes cpu=spare fall back to an unbound thread, FAKE_LOSE_PRELOAD
 # drops LD_PRELOAD as a careless launcher would.
-LAUNCHER = r'''
-import json, os, sys
-args, env = sys.argv[1:], {}
-while args[0] == "-x":
-    name, _, value = args[1].partition("=")
-    env[name] = value
-    args = args[2:]
-assert args[0] == "-n", args
+LAUNCHER = FAKE_MPIRUN_PROLOGUE + r'''
 np, program, rest = int(args[1]), os.path.basename(args[2]), args[3:]
 with open(os.environ["FAKE_LAUNCH_LOG"], "a") as log:
     log.write(json.dumps({"program": program, "args": rest, "env": env}) + "\n")
