@@ -395,6 +395,45 @@ static void odds_and_ends(void)
     received_messages++;
 }
 
+/* ---- MPI's progress rule ------------------------------------------------------------------------
+ * A send and a receive that match, both started, must complete whatever else their ranks do
+ * (MPI 4.0, §3.5): here the receiver waits for its receive only after a barrier that the sender
+ * reaches only once its send has completed. Any layer that receives part of a message in a
+ * second step, once the user's Wait has shown it the first (a header, then the payload), hangs
+ * here; docs/methods/piggyback.md ("auto") says why the layer has no such step. A message far
+ * beyond any eager limit, and a synchronous one; specific and wildcard receives. */
+static void progress_rule(void)
+{
+    if (rank > 1)
+        return;
+    enum { LARGE = 1 << 20 };
+    int *buf = malloc(LARGE * sizeof *buf);
+    REQUIRE(buf);
+    for (int wildcard = 0; wildcard < 2; wildcard++)
+        for (int synchronous = 0; synchronous < 2; synchronous++) {
+            int n = synchronous ? 7 : LARGE, message = 60 + 2 * wildcard + synchronous;
+            MPI_Request r;
+            if (rank == 0) {
+                fill(buf, n, message);
+                if (synchronous)
+                    MPI_Issend(buf, n, MPI_INT, 1, 11, pair, &r);
+                else
+                    MPI_Isend(buf, n, MPI_INT, 1, 11, pair, &r);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                MPI_Barrier(pair);
+            } else {
+                MPI_Status st;
+                memset(buf, 0, (size_t)n * sizeof *buf);
+                MPI_Irecv(buf, n, MPI_INT, wildcard ? MPI_ANY_SOURCE : 0, 11, pair, &r);
+                MPI_Barrier(pair);
+                MPI_Wait(&r, &st);
+                CHECK(st.MPI_SOURCE == 0 && count_of(&st, MPI_INT) == n && holds(buf, n, message));
+                received_messages++;
+            }
+        }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -416,6 +455,7 @@ int main(int argc, char **argv)
     probes();
     counts_and_datatypes();
     odds_and_ends();
+    progress_rule();
     MPI_Buffer_detach(&attached, &bsize);
     free(attached);
     MPI_Comm_free(&pair);
