@@ -28,33 +28,38 @@ typedef struct {
 static type_info_t predefined[64];
 
 
-static type_info_t type_info(MPI_Datatype type)
+/* What is known of `type`: a predefined type's entry in the table, a derived type's in a scratch
+ * entry valid until the next call (the layer runs one call at a time, docs/piggyback.md). */
+static const type_info_t *type_info(MPI_Datatype type)
 {
-    static type_info_t last; /* a program sends one type again and again: one compare */
-    if (last.known && last.type == type)
+    static const type_info_t *last; /* a program sends one type again and again: one compare */
+    if (last && last->type == type)
         return last;
     uint64_t key = 0;
     memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
     type_info_t *slot = &predefined[(key ^ key >> 7 ^ key >> 17) % 64];
     if (slot->known && slot->type == type)
-        return last = *slot;
+        return last = slot;
     int integers, addresses, types, combiner;
     PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
     type_info_t info = {type, 0, 0, 0, 1};
     PMPI_Type_size_x(type, &info.size);
-    if (combiner == MPI_COMBINER_NAMED) {
-        info.predefined = 1;
-        MPI_Count lb, extent;
-        PMPI_Type_get_true_extent_x(type, &lb, &extent);
-        info.contiguous = lb == 0 && extent == info.size;
-        last = *slot = info;
+    if (combiner != MPI_COMBINER_NAMED) {
+        static type_info_t derived;
+        derived = info;
+        return &derived;
     }
-    return info;
+    info.predefined = 1;
+    MPI_Count lb, extent;
+    PMPI_Type_get_true_extent_x(type, &lb, &extent);
+    info.contiguous = lb == 0 && extent == info.size;
+    *slot = info; /* `last` may point here: it then describes the new type, and is checked as such */
+    return last = slot;
 }
 
 size_t ml_pb_payload_bytes(int count, MPI_Datatype type)
 {
-    return (size_t)type_info(type).size * (size_t)(count > 0 ? count : 0);
+    return (size_t)type_info(type)->size * (size_t)(count > 0 ? count : 0);
 }
 
 void ml_pb_produce(unsigned char *pb, int dest, int tag, MPI_Comm comm, size_t payload_bytes)
@@ -160,7 +165,7 @@ static void take_pb(ml_req_t *r)
 /* The struct type for r's message: cached for a blocking call with a predefined type. */
 static int wire_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
 {
-    if (r->blocking && type_info(r->type).predefined)
+    if (r->blocking && type_info(r->type)->predefined)
         return cached_struct_type(r, wire_type);
     return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
 }
@@ -266,9 +271,9 @@ static int staging_for(ml_req_t *r)
 /* What every message needs known once: its payload's bytes, and whether they are contiguous. */
 static void learn_payload(ml_req_t *r)
 {
-    type_info_t info = type_info(r->type);
-    r->contiguous = info.contiguous;
-    r->payload_bytes = (size_t)info.size * (size_t)(r->count > 0 ? r->count : 0);
+    const type_info_t *info = type_info(r->type);
+    r->contiguous = info->contiguous;
+    r->payload_bytes = (size_t)info->size * (size_t)(r->count > 0 ? r->count : 0);
 }
 
 int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_Datatype *wire_type)
@@ -419,10 +424,10 @@ enum { SMALL_MESSAGE = 512 };
 /* The payload's bytes when (count, type) may take the small path, else (size_t)-1. */
 static size_t small_payload(int count, MPI_Datatype type)
 {
-    type_info_t info = type_info(type);
-    if (!info.contiguous || count < 0)
+    const type_info_t *info = type_info(type);
+    if (!info->contiguous || count < 0)
         return (size_t)-1;
-    size_t payload = (size_t)info.size * (size_t)count;
+    size_t payload = (size_t)info->size * (size_t)count;
     return payload + ml_pb.size <= SMALL_MESSAGE ? payload : (size_t)-1;
 }
 
