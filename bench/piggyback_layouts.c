@@ -4,8 +4,10 @@
  * An in-band method sends and receives each message as its pb bytes joined with the user's
  * buffer: a struct type of two blocks at absolute addresses, since the pb cannot live inside the
  * user's buffer. Ranks 0 and 1 measure windowed bandwidth (the benchmark's: --window messages
- * back to back, then an empty acknowledgement) for each layout, in turns over --rounds rounds,
- * and print the best of the rounds and its ratio to plain contiguous buffers:
+ * back to back, then an empty acknowledgement) for each layout, in turns over --rounds rounds.
+ * For each layout it prints the best bandwidth of the rounds, and its ratio to plain contiguous
+ * buffers as the median over rounds of the ratio within each round (the two measured back to
+ * back: a ratio of bests would pair the luckiest moments of different rounds):
  *   contiguous    n bytes from a buffer into a buffer (the library alone);
  *   struct-send   struct {4 B, n B} sent, n + 4 contiguous bytes received;
  *   struct-recv   n + 4 contiguous bytes sent, struct {4 B, n B} received;
@@ -22,7 +24,7 @@
 /* MPICH defines MPI_STATUSES_IGNORE as the address 1, which GCC takes for an empty array. */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 
-enum { PB = 4, MAX_SIZES = 8 };
+enum { PB = 4, MAX_SIZES = 8, MAX_ROUNDS = 99 };
 enum layout { CONTIGUOUS, STRUCT_SEND, STRUCT_RECV, STRUCT_BOTH, N_LAYOUTS };
 static const char *const layout_names[N_LAYOUTS] = {"contiguous", "struct-send", "struct-recv", "struct-both"};
 
@@ -52,7 +54,7 @@ static int positive(const char *text)
 static void parse(bench_t *b, int argc, char **argv)
 {
     b->sizes[0] = 1 << 20, b->sizes[1] = 4 << 20, b->n_sizes = 2;
-    b->window = 64, b->rounds = 5, b->iterations = 4;
+    b->window = 64, b->rounds = 9, b->iterations = 4;
     for (int i = 1; i < argc; i++) {
         if (i + 1 == argc)
             usage("an option without its value");
@@ -69,7 +71,8 @@ static void parse(bench_t *b, int argc, char **argv)
         } else if (!strcmp(argv[i - 1], "--window")) {
             b->window = positive(value);
         } else if (!strcmp(argv[i - 1], "--rounds")) {
-            b->rounds = positive(value);
+            if ((b->rounds = positive(value)) > MAX_ROUNDS)
+                usage("at most 99 rounds");
         } else if (!strcmp(argv[i - 1], "--iterations")) {
             b->iterations = positive(value);
         } else {
@@ -130,6 +133,37 @@ static double bandwidth(bench_t *b, enum layout layout, int n, int iterations)
     return (double)b->window * iterations * n / (MPI_Wtime() - t0);
 }
 
+static int ascending(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, ascending);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static void report(const bench_t *b, double measured[][N_LAYOUTS][MAX_ROUNDS])
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length;
+    MPI_Get_library_version(version, &length);
+    printf("== bench/piggyback_layouts (%.*s, window %d, %d rounds: best bandwidth, median ratio)\n",
+           (int)strcspn(version, "\n"), version, b->window, b->rounds);
+    for (int s = 0; s < b->n_sizes; s++)
+        for (int l = 0; l < N_LAYOUTS; l++) {
+            double best = 0, ratios[MAX_ROUNDS];
+            for (int r = 0; r < b->rounds; r++) {
+                best = measured[s][l][r] > best ? measured[s][l][r] : best;
+                ratios[r] = measured[s][l][r] / measured[s][CONTIGUOUS][r];
+            }
+            printf("%-12s %9d B %8.2f GB/s  ratio %.3f\n", layout_names[l], b->sizes[s], best / 1e9,
+                   median(ratios, b->rounds));
+        }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -156,25 +190,15 @@ int main(int argc, char **argv)
     memset(b.send_buf, 1, b.slot); /* touched: first-touch costs are not measured */
     memset(b.recv_buf, 0, b.slot * (size_t)b.window);
     memset(b.pbs, 2, (size_t)PB * (size_t)b.window);
-    double best[MAX_SIZES][N_LAYOUTS] = {{0}};
+    static double measured[MAX_SIZES][N_LAYOUTS][MAX_ROUNDS];
     for (int r = 0; r < b.rounds; r++) /* in turns: a slow spell of the machine hits every layout */
         for (int s = 0; s < b.n_sizes; s++)
             for (int l = 0; l < N_LAYOUTS; l++) {
                 bandwidth(&b, l, b.sizes[s], 1); /* warm-up: the library's protocol set-up */
-                double bw = bandwidth(&b, l, b.sizes[s], b.iterations);
-                best[s][l] = bw > best[s][l] ? bw : best[s][l];
+                measured[s][l][r] = bandwidth(&b, l, b.sizes[s], b.iterations);
             }
-    if (b.rank == 0) {
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int length;
-        MPI_Get_library_version(version, &length);
-        printf("== bench/piggyback_layouts (%.*s, window %d, best of %d rounds)\n",
-               (int)strcspn(version, "\n"), version, b.window, b.rounds);
-        for (int s = 0; s < b.n_sizes; s++)
-            for (int l = 0; l < N_LAYOUTS; l++)
-                printf("%-12s %9d B %8.2f GB/s  ratio %.3f\n", layout_names[l], b.sizes[s], best[s][l] / 1e9,
-                       best[s][l] / best[s][CONTIGUOUS]);
-    }
+    if (b.rank == 0)
+        report(&b, measured);
     free(b.send_buf);
     free(b.recv_buf);
     free(b.pbs);
