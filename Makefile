@@ -28,12 +28,12 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test deps build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
 
-test: deps build $(addprefix test-,$(FLAVOURS)) test-python
+test: deps build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
 
 deps: $(VENV)/.installed
 	@tools/install-deps.sh
@@ -44,6 +44,9 @@ $(VENV)/.installed: pyproject.toml VERSION
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[test]'
 	touch $@
+
+deps-cluster: deps
+	@tools/install-deps.sh cluster
 
 build: $(addprefix build-,$(FLAVOURS))
 
@@ -65,6 +68,18 @@ $(addprefix test-,$(FLAVOURS)): test-%: build-%
 
 test-python: deps
 	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python
+
+# The test cluster (tests/cluster, docs/cluster.md): NODES emulated nodes (default 2) running
+# Slurm, links shaped to RATE when it is given. test-cluster starts it, runs tests/cluster against
+# the Open MPI and MPICH builds, and stops it whatever the outcome (unless it was up before).
+cluster-up: deps-cluster
+	@tests/cluster/cluster.sh up
+
+cluster-down:
+	@tests/cluster/cluster.sh down
+
+test-cluster: deps-cluster build-openmpi build-mpich
+	$(VENV)/bin/pytest -q tests/cluster
 
 bench: build
 	@for f in $(FLAVOURS); do echo "== bench/core_overhead ($$f build)"; build/$$f/bench/core_overhead; done
