@@ -4,6 +4,7 @@ about oversubscribed cores and the printed tables and findings."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import tempfile
@@ -16,6 +17,14 @@ from .errors import MpilensError
 
 DEFAULT_RANKS = 2
 DEFAULT_RANK_COUNTS = "2,4"
+
+
+def default_ranks() -> int:
+    """--np's default: the tasks of the Slurm allocation mpilens runs in, else DEFAULT_RANKS."""
+    tasks = os.environ.get("SLURM_NTASKS", "")
+    if launch.in_slurm_allocation() and tasks.isdigit() and int(tasks) >= 1:
+        return int(tasks)
+    return DEFAULT_RANKS
 
 
 def _rank_count(text: str) -> int:
@@ -67,8 +76,9 @@ def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optiona
     that run an mpilens program (default_preset given); --np a list for a series family."""
     group = parser.add_argument_group("launch options")
     if series is None:
-        group.add_argument("--np", type=_rank_count, default=DEFAULT_RANKS, metavar="N",
-                           help=f"number of MPI ranks (default {DEFAULT_RANKS})")
+        group.add_argument("--np", type=_rank_count, default=default_ranks(), metavar="N",
+                           help=f"number of MPI ranks (default {DEFAULT_RANKS}; inside a Slurm "
+                                "allocation, its number of tasks)")
     else:
         group.add_argument("--np", type=_rank_counts(series), default=DEFAULT_RANK_COUNTS,
                            metavar="LIST",

@@ -176,6 +176,32 @@ def default_launcher(flavour: Flavour) -> str:
     return specific if shutil.which(specific) else generic
 
 
+# The PMI plugin srun must give each flavour's ranks: Open MPI wires its ranks up through PMIx,
+# MPICH (its built-in PMI client) through PMI-2.
+_SRUN_PMI = {Flavour.OPENMPI: "pmix", Flavour.MPICH: "pmi2"}
+
+
+def srun_mpi_plugins() -> List[str]:
+    """The plugins `srun --mpi=list` names (none if srun cannot tell)."""
+    try:
+        done = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=20,
+                              errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    lines = (done.stdout + done.stderr).splitlines()
+    return [line.strip() for line in lines if line.startswith(("\t", " ")) and line.strip()]
+
+
+def srun_mpi_option(flavour: Flavour) -> List[str]:
+    """--mpi=PLUGIN for the flavour when srun has that plugin; nothing when SLURM_MPI_TYPE says
+    which to use (the user's or the site's choice) or srun lacks it (the site's MpiDefault
+    then decides, and a failure names the launcher)."""
+    if os.environ.get("SLURM_MPI_TYPE"):
+        return []
+    wanted = _SRUN_PMI[flavour]
+    return [f"--mpi={wanted}"] if wanted in srun_mpi_plugins() else []
+
+
 def usable_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -263,6 +289,8 @@ def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[s
         return _with_env(prefix, flavour, env) + [str(program)] + list(args)
     name = default_launcher(flavour)
     prefix = [name, "-n", str(np)]
+    if Path(name).name == "srun":
+        prefix += srun_mpi_option(flavour)
     if flavour == Flavour.OPENMPI and Path(name).name != "srun":
         # Open MPI's mpirun refuses more ranks than cores, and refuses root, unless told
         # otherwise; hydra (MPICH) and srun need neither.

@@ -66,12 +66,38 @@ def test_mpich_generic_mpiexec(on_path):
     assert launch.build_command(Flavour.MPICH, 2, PROGRAM, [], cpus=2, euid=0)[0] == "mpiexec"
 
 
-@pytest.mark.parametrize("flavour", list(Flavour))
-def test_srun_inside_slurm_allocation(on_path, monkeypatch, flavour):
+@pytest.mark.parametrize("flavour,plugin", [(Flavour.OPENMPI, "pmix"), (Flavour.MPICH, "pmi2")])
+def test_srun_inside_slurm_allocation(on_path, monkeypatch, flavour, plugin):
     on_path("srun", "mpirun.openmpi", "mpiexec.mpich")
     monkeypatch.setenv("SLURM_JOB_ID", "12345")
+    monkeypatch.delenv("SLURM_MPI_TYPE", raising=False)
+    monkeypatch.setattr(launch, "srun_mpi_plugins", lambda: ["pmix", "none", "pmi2"])
     assert launch.build_command(flavour, 8, PROGRAM, ARGS, cpus=2, euid=0) == [
-        "srun", "-n", "8", PROGRAM, *ARGS]
+        "srun", "-n", "8", f"--mpi={plugin}", PROGRAM, *ARGS]
+
+
+@pytest.mark.parametrize("plugins,mpi_type", [(["none", "pmi2"], None), (["pmix", "pmi2"], "pmi2")])
+def test_srun_leaves_the_plugin_to_slurm(on_path, monkeypatch, plugins, mpi_type):
+    """Without the flavour's plugin, or with SLURM_MPI_TYPE set, srun gets no --mpi."""
+    on_path("srun")
+    monkeypatch.setenv("SLURM_JOB_ID", "12345")
+    if mpi_type is None:
+        monkeypatch.delenv("SLURM_MPI_TYPE", raising=False)
+    else:
+        monkeypatch.setenv("SLURM_MPI_TYPE", mpi_type)
+    monkeypatch.setattr(launch, "srun_mpi_plugins", lambda: plugins)
+    assert launch.build_command(Flavour.OPENMPI, 2, PROGRAM, [], cpus=2, euid=0) == [
+        "srun", "-n", "2", PROGRAM]
+
+
+def test_srun_mpi_plugins_read_from_srun(tmp_path, monkeypatch):
+    """The list as Slurm 22.05's `srun --mpi=list` prints it."""
+    srun = tmp_path / "srun"
+    srun.write_text("#!/bin/sh\nprintf 'MPI plugin types are...\\n\\tpmix\\n\\tnone\\n"
+                    "\\tpmi2\\nspecific pmix plugin versions available: pmix_v4\\n'\n")
+    srun.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert launch.srun_mpi_plugins() == ["pmix", "none", "pmi2"]
 
 
 def test_slurm_job_without_srun_uses_mpirun(on_path, monkeypatch):
@@ -343,3 +369,13 @@ def test_real_launcher_runs_the_program(tmp_path, monkeypatch, flavour, launcher
     launch.run(command, output, poll_interval=0.05)
     assert output.read_text() == SANITY_FIXTURE.read_text()
     assert (tmp_path / "sanity.jsonl.size").read_text() == str(np)
+
+
+@pytest.mark.parametrize("job,tasks,expected", [("12345", "6", 6), (None, "6", 2), ("12345", "x", 2)])
+def test_default_ranks_are_the_allocations_tasks(on_path, monkeypatch, job, tasks, expected):
+    from mpilens import cli_common
+    on_path("srun")
+    if job is not None:
+        monkeypatch.setenv("SLURM_JOB_ID", job)
+    monkeypatch.setenv("SLURM_NTASKS", tasks)
+    assert cli_common.default_ranks() == expected
