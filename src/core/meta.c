@@ -2,6 +2,8 @@
 
 #include <hwloc.h>
 #include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +13,7 @@ extern char **environ;
 
 #define ML_HOST_LEN 256
 #define ML_BINDING_LEN 256
+#define ML_MACHINE_LEN 24
 
 /* Environment variables that change what an MPI library or mpilens does. */
 static const char *const tuning_prefixes[] = {
@@ -164,16 +167,52 @@ static void write_clock(ml_json_t *j, const ml_clock_info_t *clock)
     ml_json_end_object(j);
 }
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Distinct names among n, by sorting pointers to them: O(n log n), as a job may have 65536 ranks. */
 static int count_distinct(const char *names, int n, size_t stride)
 {
-    int distinct = 0;
-    for (int i = 0; i < n; i++) {
-        int seen = 0;
-        for (int k = 0; k < i && !seen; k++)
-            seen = strcmp(names + (size_t)i * stride, names + (size_t)k * stride) == 0;
-        distinct += !seen;
-    }
+    const char **sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+        return -1;
+    for (int i = 0; i < n; i++)
+        sorted[i] = names + (size_t)i * stride;
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_names);
+    int distinct = n > 0;
+    for (int i = 1; i < n; i++)
+        distinct += strcmp(sorted[i], sorted[i - 1]) != 0;
+    free(sorted);
     return distinct;
+}
+
+/* This machine's identity, for telling whether two host names are one machine (containers,
+ * emulated nodes): /etc/machine-id hashed (FNV-1a 64) with a prefix of mpilens' own, as systemd
+ * asks of programs that pass the id on; "" where the system has none. */
+static void machine_string(char *buf, size_t len)
+{
+    char id[64] = {0};
+    FILE *f = fopen("/etc/machine-id", "r");
+    if (!f)
+        f = fopen("/var/lib/dbus/machine-id", "r");
+    if (f) {
+        if (!fgets(id, sizeof id, f))
+            id[0] = '\0';
+        fclose(f);
+    }
+    id[strcspn(id, "\n")] = '\0';
+    if (!id[0]) {
+        buf[0] = '\0';
+        return;
+    }
+    uint64_t hash = 14695981039346656037ULL;
+    for (const char *c = "mpilens:"; *c; c++)
+        hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
+    for (const char *c = id; *c; c++)
+        hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
+    snprintf(buf, len, "%016llx", (unsigned long long)hash);
 }
 
 static void write_string_array(ml_json_t *j, const char *key, const char *items, int n, size_t stride)
@@ -190,9 +229,10 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
 
-    char mine[ML_HOST_LEN + ML_BINDING_LEN] = {0};
+    char mine[ML_HOST_LEN + ML_BINDING_LEN + ML_MACHINE_LEN] = {0};
     gethostname(mine, ML_HOST_LEN - 1);
     ml_binding_string(mine + ML_HOST_LEN, ML_BINDING_LEN);
+    machine_string(mine + ML_HOST_LEN + ML_BINDING_LEN, ML_MACHINE_LEN);
     char *all = rank == 0 ? calloc((size_t)size, sizeof mine) : NULL;
     if (rank == 0 && !all)
         return MPI_ERR_NO_MEM;
@@ -202,6 +242,11 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out)
         return rc;
     }
 
+    int nodes = count_distinct(all, size, sizeof mine);
+    if (nodes < 0) {
+        free(all);
+        return MPI_ERR_NO_MEM;
+    }
     char date[32];
     ml_utc_now(date, sizeof date);
     ml_json_begin_object(out, NULL);
@@ -217,9 +262,10 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out)
     ml_json_end_array(out);
     write_mpi(out, args->thread_level);
     ml_json_int(out, "ranks", size);
-    ml_json_int(out, "nodes", count_distinct(all, size, sizeof mine));
+    ml_json_int(out, "nodes", nodes);
     write_string_array(out, "hosts", all, size, sizeof mine);
     write_string_array(out, "binding", all + ML_HOST_LEN, size, sizeof mine);
+    write_string_array(out, "machines", all + ML_HOST_LEN + ML_BINDING_LEN, size, sizeof mine);
     ml_json_int(out, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
     write_topology(out);
     write_env(out);

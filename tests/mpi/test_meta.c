@@ -3,10 +3,30 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "meta.h"
 #include "mpitest.h"
+
+/* Whether the "machines" array holds one identity n times: 16 hex digits, or "" on a system
+ * without /etc/machine-id (every rank of these tests runs on this machine). */
+static int same_machine_everywhere(const char *json, int n)
+{
+    const char *v;
+    size_t len;
+    if (ml_json_find(json, "machines", &v, &len) != 0 || *v != '[')
+        return 0;
+    size_t id_len = strspn(v + 2, "0123456789abcdef");
+    if (id_len != 16 && !(id_len == 0 && access("/etc/machine-id", R_OK) != 0))
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const char *item = v + 1 + (size_t)i * (id_len + 3);
+        if (item[0] != '"' || strncmp(item + 1, v + 2, id_len) != 0 || item[id_len + 1] != '"')
+            return 0;
+    }
+    return 1;
+}
 
 /* Number of elements of the JSON array at path (our own output: strings without brackets). */
 static int array_length(const char *json, const char *path)
@@ -67,9 +87,12 @@ int main(int argc, char **argv)
         CHECK(ml_json_get_string(j.buf, "family", s, sizeof s) == 0 && strcmp(s, "fam") == 0);
         CHECK(ml_json_get_string(j.buf, "mpilens_version", s, sizeof s) == 0 && s[0] != '\0');
         CHECK(ml_json_get_int(j.buf, "ranks", &v) == 0 && v == size);
-        CHECK(ml_json_get_int(j.buf, "nodes", &v) == 0 && v >= 1 && v <= size);
+        /* Every rank of this test runs on this machine: one node (tests/cluster checks two). */
+        CHECK(ml_json_get_int(j.buf, "nodes", &v) == 0 && v == 1);
         CHECK(array_length(j.buf, "hosts") == size);
         CHECK(array_length(j.buf, "binding") == size);
+        CHECK(array_length(j.buf, "machines") == size);
+        CHECK(same_machine_everywhere(j.buf, size));
         CHECK(array_length(j.buf, "command") == 2);
         CHECK(ml_json_get_string(j.buf, "mpi.flavour", s, sizeof s) == 0 && strcmp(s, argv[1]) == 0);
         CHECK(ml_json_get_string(j.buf, "mpi.thread_level", s, sizeof s) == 0 && strcmp(s, "single") == 0);
