@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 from . import families
+from .analysis.conditions import conditions
 from .markup import Markup, details, element, join, page, png_image, table
 from .results import Record, Run
 from .section import Part, Plot, ReportSection
@@ -132,7 +133,7 @@ def grouped(runs: Sequence[Run]) -> List[Run]:
 def _run_findings(run: Run) -> List[str]:
     family = families.FAMILIES.get(run.family)
     found = [] if run.complete else [f"warning: the run is incomplete: {completeness(run)}"]
-    return found + (family.diagnose(run) if family else [])
+    return found + conditions(run.meta) + (family.diagnose(run) if family else [])
 
 
 def findings(runs: Sequence[Run]) -> List[str]:

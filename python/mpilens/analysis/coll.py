@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..results import Record, Run, record_integer, record_number
-from ..units import format_size, format_time
+from ..units import format_size, format_time, rank_ranges
 from .overlap import run_names
 
 OPS = ("bcast", "reduce", "allreduce")
@@ -333,17 +333,6 @@ def shape_check(found: Profile) -> Optional[ShapeCheck]:
 
 
 # --- words ---------------------------------------------------------------------------------------
-
-def rank_ranges(ranks: Iterable[int]) -> str:
-    """1-3, 5 style text of ranks."""
-    spans: List[List[int]] = []
-    for rank in sorted(set(ranks)):
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
 
 def _ranks_phrase(ranks: Sequence[int]) -> str:
     return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"

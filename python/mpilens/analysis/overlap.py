@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, record_number
-from ..units import Number, format_size, format_time
+from ..units import Number, counted, format_size, format_time
 
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
 BENCHES = ("sender", "receiver", "bidir", "noncontig", "cpu", "nload", "control", "late", "multi",
@@ -418,10 +418,6 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:.0f}%"
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> str:
     phrases, explained = [], set()
     for size_range in ranges:
@@ -431,7 +427,7 @@ def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> 
             explained.add(size_range.kind)
         phrases.append(phrase)
     if undetermined:
-        phrases.append(f"{_plural(undetermined, 'size')} undetermined (no point determined to "
+        phrases.append(f"{counted(undetermined, 'size')} undetermined (no point determined to "
                        f"{PRECISION})")
     return f"{label}: " + "; ".join(phrases)
 
@@ -439,8 +435,8 @@ def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> 
 def _over(determined: int, rated: int) -> str:
     """"over its 12 points", or "over 9 of its 12 points, those determined to ±0.2"."""
     if determined == rated:
-        return f"over its {_plural(rated, 'point')}"
-    return f"over {determined} of its {_plural(rated, 'point')}, those determined to {PRECISION}"
+        return f"over its {counted(rated, 'point')}"
+    return f"over {determined} of its {counted(rated, 'point')}, those determined to {PRECISION}"
 
 
 def _shares_sentence(label: str, g: Grid) -> List[str]:
@@ -655,8 +651,8 @@ def _control_sentences(run: Run) -> List[str]:
     advice = _undetermined_sentences(LABELS[CONTROL], grid(run, CONTROL))
     median = check.median
     if median is None:
-        counted = _plural(check.points, "point") if check.determined == check.points \
-            else f"{check.determined} of its {_plural(check.points, 'point')}"
+        counted = counted(check.points, "point") if check.determined == check.points \
+            else f"{check.determined} of its {counted(check.points, 'point')}"
         return [f"method check: not made, the blocking control has only {counted} determined "
                 f"to {PRECISION} and its median needs at least {CONTROL_MIN_POINTS}"] + advice
     sentences = [f"method check: the blocking control's median ratio is {median:.2f} "

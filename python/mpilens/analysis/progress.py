@@ -16,8 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..results import Record, Run, join_files, record_integer, record_number
-from ..units import format_size, format_time
-from .coll import rank_ranges
+from ..units import format_size, format_time, rank_ranges
 from .overlap import run_names
 
 FAMILY = "progress"

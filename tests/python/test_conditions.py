@@ -1,0 +1,65 @@
+"""The conditions of a multi-host run that every family's findings start with
+(analysis/conditions.py), on constructed meta records whose answer is known."""
+
+from __future__ import annotations
+
+from mpilens.analysis.conditions import conditions
+
+A, B = "1111111111111111", "2222222222222222"
+
+
+def meta(hosts, machines=None, cpus=2, running=None, label=None):
+    record = {"type": "meta", "ranks": len(hosts), "nodes": len(set(hosts)), "hosts": hosts,
+              "cpus_online": cpus}
+    if machines is not None:
+        record["machines"] = machines
+    if running is not None or label is not None:
+        record["progress_setting"] = {"label": label or "none",
+                                      "library": {"running_per_rank": running or []}}
+    return record
+
+
+def test_one_host_has_no_condition_of_its_own():
+    assert conditions(meta(["vm"] * 4, [A] * 4)) == []
+
+
+def test_hosts_with_a_spare_core_each():
+    assert conditions(meta(["n0", "n1"], [A, B], cpus=2)) == []
+
+
+def test_emulated_nodes_are_one_crowded_machine():
+    found = conditions(meta(["n0", "n0", "n1", "n1"], [A] * 4, cpus=2))
+    assert len(found) == 2
+    assert found[0].startswith("hosts n0 and n1 are one machine (they report the same machine id)")
+    assert "share its 2 cores" in found[0]
+    assert found[1].startswith("4 ranks on the machine of hosts n0 and n1 (ranks 0-3) outnumber "
+                               "its 2 cores")
+
+
+def test_ranks_that_fill_each_nodes_cores():
+    found = conditions(meta(["n0", "n0", "n1", "n1"], [A, A, B, B], cpus=2))
+    assert [sentence.split(";")[0] for sentence in found] == [
+        "2 ranks on host n0 fill its 2 cores", "2 ranks on host n1 fill its 2 cores"]
+    assert all("(TCP) has no core of its own" in sentence for sentence in found)
+
+
+def test_progress_threads_count():
+    found = conditions(meta(["n0", "n0", "n1", "n1"], [A, A, B, B], cpus=4,
+                            running=[1, 1, 1, 0], label="thread:yield"))
+    assert [sentence.split(";")[0] for sentence in found] == [
+        "2 ranks and 2 progress threads on host n0 fill its 4 cores"]
+
+
+def test_asynchronous_progress_of_the_library_counts():
+    found = conditions(meta(["n0", "n1"], [A, B], cpus=2, running=[0, 0],
+                            label="none+async:MPIR_CVAR_ASYNC_PROGRESS=1"))
+    assert [sentence.split(";")[0] for sentence in found] == [
+        "1 rank and 1 progress thread on host n0 fill its 2 cores",
+        "1 rank and 1 progress thread on host n1 fill its 2 cores"]
+
+
+def test_files_without_machine_identities_group_by_host():
+    found = conditions(meta(["n0", "n0", "n0", "n1"], cpus=2))
+    assert [sentence.split(";")[0] for sentence in found] == [
+        "3 ranks on host n0 outnumber its 2 cores: ranks and threads wait for a core, and the "
+        "timings include that waiting"]
