@@ -1,4 +1,5 @@
 #include "meta.h"
+#include "machine.h"
 
 #include <hwloc.h>
 #include <sched.h>
@@ -188,33 +189,6 @@ static int count_distinct(const char *names, int n, size_t stride)
     return distinct;
 }
 
-/* This machine's identity, for telling whether two host names are one machine (containers,
- * emulated nodes): /etc/machine-id hashed (FNV-1a 64) with a prefix of mpilens' own, as systemd
- * asks of programs that pass the id on; "" where the system has none. */
-static void machine_string(char *buf, size_t len)
-{
-    char id[64] = {0};
-    FILE *f = fopen("/etc/machine-id", "r");
-    if (!f)
-        f = fopen("/var/lib/dbus/machine-id", "r");
-    if (f) {
-        if (!fgets(id, sizeof id, f))
-            id[0] = '\0';
-        fclose(f);
-    }
-    id[strcspn(id, "\n")] = '\0';
-    if (!id[0]) {
-        buf[0] = '\0';
-        return;
-    }
-    uint64_t hash = 14695981039346656037ULL;
-    for (const char *c = "mpilens:"; *c; c++)
-        hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
-    for (const char *c = id; *c; c++)
-        hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
-    snprintf(buf, len, "%016llx", (unsigned long long)hash);
-}
-
 static void write_string_array(ml_json_t *j, const char *key, const char *items, int n, size_t stride)
 {
     ml_json_begin_array(j, key);
@@ -232,7 +206,7 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out)
     char mine[ML_HOST_LEN + ML_BINDING_LEN + ML_MACHINE_LEN] = {0};
     gethostname(mine, ML_HOST_LEN - 1);
     ml_binding_string(mine + ML_HOST_LEN, ML_BINDING_LEN);
-    machine_string(mine + ML_HOST_LEN + ML_BINDING_LEN, ML_MACHINE_LEN);
+    ml_machine_id(mine + ML_HOST_LEN + ML_BINDING_LEN, ML_MACHINE_LEN);
     char *all = rank == 0 ? calloc((size_t)size, sizeof mine) : NULL;
     if (rank == 0 && !all)
         return MPI_ERR_NO_MEM;

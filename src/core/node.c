@@ -1,7 +1,10 @@
 #include "node.h"
+#include "machine.h"
 
 #include <hwloc.h>
 #include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int ml_node_pus(void)
@@ -16,7 +19,7 @@ int ml_node_pus(void)
     return pus > 0 ? pus : 1;
 }
 
-int ml_node_ranks(void)
+static int shared_memory_ranks(void)
 {
     MPI_Comm node;
     int local;
@@ -24,6 +27,26 @@ int ml_node_ranks(void)
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
     return local;
+}
+
+int ml_node_ranks(void)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    uint64_t mine = ml_machine_hash();
+    uint64_t *all = malloc((size_t)size * sizeof *all);
+    int known = mine != 0 && all != NULL, everywhere = 0;
+    MPI_Allreduce(&known, &everywhere, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!everywhere) {
+        free(all);
+        return shared_memory_ranks();
+    }
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    int same = 0;
+    for (int i = 0; i < size; i++)
+        same += all[i] == mine;
+    free(all);
+    return same;
 }
 
 double ml_node_memory_per_rank(void)
