@@ -34,7 +34,7 @@
 #define RANDOM_MAX_BYTES 65536
 
 typedef struct {
-    const char *matrix, *generate, *topology, *costs, *algo, *output, *save_matrix;
+    const char *matrix, *generate, *topology, *hosts, *costs, *algo, *output, *save_matrix;
     long seed;
     int quiet;
 } options_t;
@@ -117,6 +117,10 @@ static void parse_options(options_t *o, int argc, char **argv)
          &o->generate, 0, 0, NULL},
         {"topology", ML_OPT_STRING, "hwloc|SPEC|FILE", "hwloc", NULL, "the machine to map onto (see below)",
          &o->topology, 0, 0, NULL},
+        {"hosts", ML_OPT_STRING, "LIST", NULL, NULL,
+         "host names separated by commas: the machine is then one copy of --topology per host, joined under a "
+         "node level",
+         &o->hosts, 0, 0, NULL},
         {"costs", ML_OPT_STRING, "LIST", NULL, NULL,
          "cost per byte at each level, from the top, separated by commas (default: the topology's)", &o->costs, 0, 0,
          NULL},
@@ -206,6 +210,34 @@ static mpilens_map_topology_t *load_topology(const char *text)
                     "or an existing file",
                     text);
     return t;
+}
+
+/* --hosts: one copy of the node t per name, joined under a node level; the rankfiles and host
+ * lists then name real hosts (docs/cluster.md). */
+static mpilens_map_topology_t *join_hosts(mpilens_map_topology_t *t, const char *text)
+{
+    char *copy = strdup(text);
+    const char **names = calloc(strlen(text) + 1, sizeof *names);
+    if (!copy || !names)
+        check(MPILENS_MAP_ERR_NOMEM, "--hosts");
+    int n = 0;
+    for (char *name = copy, *end; name; name = end) {
+        end = strchr(name, ',');
+        if (end)
+            *end++ = '\0';
+        if (!*name || strchr(name, ' ') || strlen(name) >= 256)
+            usage_error("invalid value \"%s\" for --hosts: expected host names separated by commas", text);
+        for (int k = 0; k < n; k++)
+            if (strcmp(names[k], name) == 0)
+                usage_error("invalid value \"%s\" for --hosts: \"%s\" is named twice", text, name);
+        names[n++] = name;
+    }
+    mpilens_map_topology_t *joined = NULL;
+    check(mpilens_map_topology_join(t, n, names, &joined), "--hosts \"%s\"", text);
+    mpilens_map_topology_free(t);
+    free(names);
+    free(copy);
+    return joined;
 }
 
 static void set_costs(mpilens_map_topology_t *t, const char *text)
@@ -586,6 +618,8 @@ int main(int argc, char **argv)
     parse_options(&o, argc, argv);
     int n_algos = parse_algos(o.algo, algos);
     mpilens_map_topology_t *topology = load_topology(o.topology);
+    if (o.hosts)
+        topology = join_hosts(topology, o.hosts);
     if (o.costs)
         set_costs(topology, o.costs);
     FILE *out = open_output(o.output);

@@ -1,4 +1,6 @@
 /* The real machine (topology NULL): mpilens_map_topology_of_comm and a reordering on it.
+ * Under make test it runs on one host; tests/cluster runs it across the test cluster's nodes,
+ * whose host names are real (test_reorder_hosts.c fakes them on one machine).
  *
  * What the launcher did is read, not assumed (Open MPI binds to cores here, MPICH's hydra does
  * not bind), and printed; the checks follow from it: every rank gets the same valid slots; on one
@@ -45,6 +47,50 @@ static void check_single_node(const mpilens_map_topology_t *machine)
     MAP_OK(mpilens_map_topology_free(node));
 }
 
+/* Across hosts: one "node" per host, in order of their lowest rank, each a copy of this node's
+ * tree, every rank on a slot of the host MPI_Get_processor_name names for it. */
+static void check_several_hosts(const mpilens_map_topology_t *machine, const long *slot_of_rank,
+                                int rank, int size)
+{
+    char mine[MPI_MAX_PROCESSOR_NAME], *names = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
+    int length, hosts = 0, arity, depth, node_depth;
+    long node_slots;
+    const char *level;
+    REQUIRE(names);
+    memset(mine, 0, sizeof mine);
+    MPI_Get_processor_name(mine, &length);
+    MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    mpilens_map_topology_t *node;
+    MAP_OK(mpilens_map_topology_hwloc(&node));
+    MAP_OK(mpilens_map_topology_slots(node, &node_slots));
+    MAP_OK(mpilens_map_topology_depth(node, &node_depth));
+    MAP_OK(mpilens_map_topology_depth(machine, &depth));
+    MAP_OK(mpilens_map_topology_arity(machine, 0, &arity));
+    MAP_OK(mpilens_map_topology_level_name(machine, 0, &level));
+    /* first[r]: the lowest rank on r's host; the host's node is the count of hosts before it */
+    int *first = malloc((size_t)size * sizeof *first);
+    REQUIRE(first);
+    for (int r = 0; r < size; r++) {
+        const char *name = names + (size_t)r * MPI_MAX_PROCESSOR_NAME, *host;
+        int node_index = 0, core, pu;
+        for (first[r] = 0; strcmp(names + (size_t)first[r] * MPI_MAX_PROCESSOR_NAME, name) != 0; first[r]++)
+            ;
+        for (int q = 0; q < first[r]; q++)
+            node_index += first[q] == q;
+        hosts += first[r] == r;
+        MAP_OK(mpilens_map_topology_slot_place(machine, slot_of_rank[r], &host, &core, &pu));
+        CHECK(strcmp(host, name) == 0);
+        CHECK(slot_of_rank[r] / node_slots == node_index);
+    }
+    free(first);
+    CHECK(strcmp(level, "node") == 0 && arity == hosts && depth == node_depth + 1);
+    if (rank == 0)
+        printf("%d hosts joined under \"node\", %ld slots each\n", hosts, node_slots);
+    MAP_OK(mpilens_map_topology_free(node));
+    free(names);
+}
+
 static void check_machine(int rank, int size)
 {
     mpilens_map_topology_t *machine;
@@ -78,6 +124,8 @@ static void check_machine(int rank, int size)
         check_single_node(machine);
         for (int r = 0; everyone_unbound && r < size; r++)
             CHECK(slot_of_rank[r] == r % slots);
+    } else {
+        check_several_hosts(machine, slot_of_rank, rank, size);
     }
     MAP_OK(mpilens_map_topology_free(machine));
     free(slot_of_rank);
@@ -105,8 +153,13 @@ int main(int argc, char **argv)
     check_redistribution(MPI_COMM_WORLD, new_rank_of, size);
     CHECK(before.total_bytes == size * (double)(HEAVY + LIGHT) && after.total_bytes == before.total_bytes);
     CHECK(after.weighted_bytes <= before.weighted_bytes);
+    /* Across hosts, partners r and r + N/2 are split by a block placement; whatever the
+     * placement, the best mapping leaves no partner pair across hosts. */
+    if (!mpitest_one_host() && size % 4 == 0)
+        CHECK(after.bytes_at_level[0] < (double)HEAVY);
     if (rank == 0)
-        printf("weighted bytes: %g before, %g after\n", before.weighted_bytes, after.weighted_bytes);
+        printf("weighted bytes: %g before, %g after; between nodes: %g before, %g after\n",
+               before.weighted_bytes, after.weighted_bytes, before.bytes_at_level[0], after.bytes_at_level[0]);
     MPI_Comm_free(&newcomm);
 
     free(row);
