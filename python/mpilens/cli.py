@@ -176,7 +176,10 @@ def _add_matrix_command(commands: argparse._SubParsersAction) -> None:
                           "<kind>_counts.mtx and <kind>_bytes.mtx into DIR")
     sub.add_argument("--format", type=_format_list, metavar="LIST",
                      help="exports to write, separated by commas: " + ", ".join(matrices.FORMATS)
-                          + " (default all; needs --export)")
+                          + " (default all, without mat above "
+                          f"{matrices.DENSE_DEFAULT_RANKS} ranks; needs --export). csv and mtx "
+                          "(Matrix Market) hold the pairs that communicate; mat is dense, P x P "
+                          "values (at 65536 ranks, 8 GiB a file at least): at scale, use mtx")
     sub.add_argument("--output", metavar="DIR",
                      help="where to write report.html and plots/ (default: PATH's directory)")
     sub.set_defaults(handler=cmd_matrix)
@@ -319,8 +322,15 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     written: List[Path] = []
     if args.export is not None:
         ensure_writable(Path(args.export))
+        dense_left_out = False
         for traffic in matrices.traffic_of(run).values():
-            written += matrices.export(traffic, args.export, args.format or matrices.FORMATS)
+            formats = args.format or matrices.default_formats(traffic.ranks)
+            dense_left_out |= "mat" not in formats
+            written += matrices.export(traffic, args.export, formats)
+        if dense_left_out and args.format is None:
+            print(f"mpilens: note: no dense .mat export above {matrices.DENSE_DEFAULT_RANKS} "
+                  "ranks unless asked (--format mat): each file holds P x P values",
+                  file=sys.stderr)
     page = report.write_report([run], outdir)
     _print_findings([run])
     for path in written:

@@ -13,8 +13,6 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-import numpy as np
-
 from . import launch, matrices
 from .cli_common import BIN_DIR_HELP, ensure_writable
 from .errors import MpilensError
@@ -84,7 +82,7 @@ def _add_map_command(commands: argparse._SubParsersAction) -> None:
 
 # --- the matrix ----------------------------------------------------------------------------------
 
-def _summed_bytes(source: Path, kind: str) -> np.ndarray:
+def _summed_bytes(source: Path, kind: str) -> matrices.Matrix:
     """The bytes matrix of the chosen kinds of a monitor run or flush files, summed."""
     run = matrices.only_kind(matrices.load(source), kind)
     traffic = list(matrices.traffic_of(run).values())
@@ -94,7 +92,7 @@ def _summed_bytes(source: Path, kind: str) -> np.ndarray:
     if len(sizes) > 1:
         raise MpilensError(f'"{source}" holds matrices of different sizes ('
                            + ", ".join(map(str, sorted(sizes))) + "): they are not from one run")
-    return sum(t.bytes.values for t in traffic)
+    return matrices.summed(kind, "bytes", [t.bytes for t in traffic])
 
 
 def _matrix_file(source: Path, kind: str, scratch: Path) -> Path:
@@ -107,10 +105,9 @@ def _matrix_file(source: Path, kind: str, scratch: Path) -> Path:
             raise MpilensError(f'--kind {kind} applies to monitor results and flush files, not to '
                                f'the matrix file "{source}"')
         return source
-    values = _summed_bytes(source, kind)
     path = scratch / "matrix.mtx"
-    path.write_text(matrices.matrix_market_text(matrices.Matrix(kind, "bytes", values)),
-                    encoding="utf-8")
+    with open(path, "w", encoding="utf-8") as out:
+        matrices.write_matrix_market(_summed_bytes(source, kind), out)
     return path
 
 

@@ -2,21 +2,30 @@
 from the files MPI_M_flush and MPI_M_rootflush write, and export them.
 
 Every matrix is what each rank sent to each rank: row = sending rank, column = receiving rank.
+Matrices stay sparse from the file to the exports, the findings and the plots: a matrix holds its
+nonzero entries only, never P × P values (at 65536 ranks, 32 GiB of 64-bit integers). They are
+numpy arrays in row-major order (a small COO, not scipy.sparse: the analyses need sums, sorts and
+look-ups of cells, which numpy does exactly in 64-bit integers, without another dependency).
 """
 
 from __future__ import annotations
 
 import glob
 import re
+import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple,
+                    Union)
 
 import numpy as np
 
 from . import results
 from .errors import MpilensError
 from .results import Record, Run
+from .units import format_size
 
 PathLike = Union[str, Path]
 
@@ -27,28 +36,96 @@ KINDS = ("p2p", "coll", "osc")
 # selected, which the files do not record.
 FLUSHED = "flushed"
 FORMATS = ("csv", "mat", "mtx")
+# The formats whose size grows with the entries, not with P × P.
+SPARSE_FORMATS = ("csv", "mtx")
+# Up to this many ranks, the exports include the dense format unless told otherwise: a dense file
+# then takes 128 MiB at most (2 bytes a value at least).
+DENSE_DEFAULT_RANKS = 8192
 
 INT64_MAX = int(np.iinfo(np.int64).max)
 _ROOTFLUSH_FILE = re.compile(r"(?P<name>.+)_(?:counts|sizes)\.(?P<rank>\d+)\.prof")
 _FLUSH_FILE = re.compile(r"(?P<name>.+)\.\d+\.prof")
+# Lines of non-negative integers below 10^18 separated by spaces or tabs, which numpy reads at
+# once; anything else is read word by word, to name the word at fault.
+_PLAIN_ROW = re.compile(r"[ \t]*[0-9]{1,18}(?:[ \t]+[0-9]{1,18})*[ \t]*\n?")
+_PLAIN_FLUSH = re.compile(r"(?:[ \t]*[0-9]{1,18}[ \t]+[0-9]{1,18}[ \t]+[0-9]{1,18}[ \t]*\n)+")
+# Entries formatted at a time by the exports, which write their files piece by piece.
+CHUNK = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
 class Matrix:
     """A ranks × ranks matrix of integers: what ("counts": messages, or "bytes") each rank sent to
-    each rank, for one kind of communication."""
+    each rank, for one kind of communication. It holds its nonzero entries in row-major order."""
 
     kind: str
     what: str
-    values: np.ndarray  # int64, values[sender, receiver]
-
-    @property
-    def ranks(self) -> int:
-        return int(self.values.shape[0])
+    ranks: int
+    senders: np.ndarray  # int64
+    receivers: np.ndarray  # int64
+    values: np.ndarray  # int64, none of them 0
 
     @property
     def total(self) -> int:
         return int(self.values.sum())
+
+    @cached_property
+    def cells(self) -> np.ndarray:
+        """Each entry's row-major position, sender × ranks + receiver, ascending."""
+        return self.senders * self.ranks + self.receivers
+
+    def at(self, cells: np.ndarray) -> np.ndarray:
+        """The values at row-major positions, 0 where the matrix has no entry."""
+        if not len(self.cells):
+            return np.zeros(len(cells), dtype=np.int64)
+        where = np.minimum(np.searchsorted(self.cells, cells), len(self.cells) - 1)
+        return np.where(self.cells[where] == cells, self.values[where], 0)
+
+    def sent(self) -> np.ndarray:
+        """What each rank sent, in all."""
+        return _per_rank(self.senders, self.values, self.ranks)
+
+    def received(self) -> np.ndarray:
+        return _per_rank(self.receivers, self.values, self.ranks)
+
+
+def _per_rank(ranks: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    # np.add.at rather than np.bincount, whose weights are floats: sums stay exact.
+    sums = np.zeros(size, dtype=np.int64)
+    np.add.at(sums, ranks, values)
+    return sums
+
+
+def sparse(kind: str, what: str, ranks: int, cells: np.ndarray, values: np.ndarray) -> Matrix:
+    """The matrix with values at distinct row-major positions, given in any order; zeros are left
+    out."""
+    cells, values = np.asarray(cells, dtype=np.int64), np.asarray(values, dtype=np.int64)
+    kept = values != 0
+    order = np.argsort(cells[kept], kind="stable")
+    cells, values = cells[kept][order], values[kept][order]
+    return Matrix(kind, what, ranks, cells // ranks, cells % ranks, values)
+
+
+def summed(kind: str, what: str, parts: Sequence[Matrix]) -> Matrix:
+    """The sum of matrices of one size."""
+    cells, where = np.unique(np.concatenate([part.cells for part in parts]), return_inverse=True)
+    values = np.zeros(len(cells), dtype=np.int64)
+    np.add.at(values, where, np.concatenate([part.values for part in parts]))
+    return sparse(kind, what, parts[0].ranks, cells, values)
+
+
+@dataclass(frozen=True, eq=False)
+class Pairs:
+    """The cells that saw any message (a message may carry 0 bytes), row-major, with the messages
+    and bytes of each."""
+
+    senders: np.ndarray
+    receivers: np.ndarray
+    messages: np.ndarray
+    bytes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.senders)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,10 +142,11 @@ class Traffic:
     def ranks(self) -> int:
         return self.counts.ranks
 
-    @property
-    def active(self) -> np.ndarray:
-        """Which cells saw any message (a message may carry 0 bytes)."""
-        return (self.counts.values != 0) | (self.bytes.values != 0)
+    @cached_property
+    def pairs(self) -> Pairs:
+        cells = np.union1d(self.counts.cells, self.bytes.cells)
+        return Pairs(cells // self.ranks, cells % self.ranks, self.counts.at(cells),
+                     self.bytes.at(cells))
 
 
 # --- results files -------------------------------------------------------------------------------
@@ -117,21 +195,17 @@ def from_coo(value: object, kind: str, what: str, where: str) -> Matrix:
                        (table[:, 2] < 0, "has a negative value")):
         if mask.any():
             raise problem(f"entry {table[np.argmax(mask)].tolist()} {text}")
-    cells = table[:, 0] * size + table[:, 1]
-    unique, first = np.unique(cells, return_index=True)
-    if len(unique) < len(cells):
-        repeated = np.setdiff1d(np.arange(len(cells)), first)[0]
+    cells, first = np.unique(table[:, 0] * size + table[:, 1], return_index=True)
+    if len(cells) < len(table):
+        repeated = np.setdiff1d(np.arange(len(table)), first)[0]
         raise problem(f"has two entries for sender {table[repeated, 0]} and receiver "
                       f"{table[repeated, 1]}")
-    values = np.zeros((size, size), dtype=np.int64)
-    values[table[:, 0], table[:, 1]] = table[:, 2]
-    return Matrix(kind, what, values)
+    return sparse(kind, what, size, cells, table[first, 2])
 
 
 def to_coo(matrix: Matrix) -> Record:
     """The sparse form a results point holds (the inverse of from_coo)."""
-    senders, receivers = np.nonzero(matrix.values)
-    entries = np.stack([senders, receivers, matrix.values[senders, receivers]], axis=1)
+    entries = np.stack([matrix.senders, matrix.receivers, matrix.values], axis=1)
     return {"format": "coo", "shape": [matrix.ranks, matrix.ranks], "entries": entries.tolist()}
 
 
@@ -162,23 +236,36 @@ def traffic_of(run: Run) -> Dict[str, Traffic]:
 
 # --- plain matrix files --------------------------------------------------------------------------
 
-def _lines(path: Path) -> List[Tuple[int, List[str]]]:
-    """(line number, words) of every line of a text file that is not blank."""
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Reading a text file: its failures as one-line errors."""
     try:
-        text = path.read_text(encoding="utf-8")
+        yield
     except FileNotFoundError:
         raise MpilensError(f'file "{path}" does not exist') from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         raise MpilensError(f'cannot read "{path}": {reason}') from None
-    numbered = [(number, line.split()) for number, line in enumerate(text.splitlines(), start=1)]
-    numbered = [(number, words) for number, words in numbered if words]
-    if not numbered:
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """(line number, line) of every line of a text file that is not blank, read as it goes: a
+    dense file holds P × P values."""
+    found = False
+    with _reading(path), open(path, encoding="utf-8") as text:
+        for number, line in enumerate(text, start=1):
+            if line and not line.isspace():
+                found = True
+                yield number, line
+    if not found:
         raise MpilensError(f'"{path}" is empty')
-    return numbered
 
 
-def _integers(words: Sequence[str], path: Path, number: int) -> List[int]:
+def _integers(line: str, path: Path, number: int) -> np.ndarray:
+    """The values of a line of non-negative integers."""
+    if _PLAIN_ROW.fullmatch(line):
+        return np.fromstring(line, dtype=np.int64, sep=" ")
+    words = line.split()
     # isascii: str.isdigit also accepts digits of other scripts, which int() then refuses.
     for word in words:
         if not (word.isascii() and word.isdigit()):
@@ -186,24 +273,30 @@ def _integers(words: Sequence[str], path: Path, number: int) -> List[int]:
     values = [int(word) for word in words]
     if max(values) > INT64_MAX:
         raise MpilensError(f'"{path}" line {number}: a value is above 2^63-1')
-    return values
+    return np.array(values, dtype=np.int64)
 
 
 def read_dense(path: PathLike, kind: str, what: str) -> Matrix:
     """A plain integer matrix: one line per sending rank, values separated by spaces; the format
-    MPI_M_rootflush writes and TreeMatch reads."""
+    MPI_M_rootflush writes and TreeMatch reads. Read line by line, keeping the nonzero values."""
     path = Path(path)
-    rows: List[List[int]] = []
-    for number, words in _lines(path):
-        row = _integers(words, path, number)
-        if rows and len(row) != len(rows[0]):
+    cells: List[np.ndarray] = []
+    values: List[np.ndarray] = []
+    width = rows = 0
+    for number, line in _lines(path):
+        row = _integers(line, path, number)
+        if rows and len(row) != width:
             raise MpilensError(f'"{path}" line {number}: {len(row)} values, where the first '
-                               f"line has {len(rows[0])}")
-        rows.append(row)
-    if len(rows) != len(rows[0]):
-        raise MpilensError(f'"{path}": {len(rows)} lines of {len(rows[0])} values; expected a '
-                           "square matrix, one line per rank")
-    return Matrix(kind, what, np.array(rows, dtype=np.int64))
+                               f"line has {width}")
+        width = len(row)
+        nonzero = np.flatnonzero(row)
+        cells.append(rows * width + nonzero)
+        values.append(row[nonzero])
+        rows += 1
+    if rows != width:
+        raise MpilensError(f'"{path}": {rows} lines of {width} values; expected a square matrix, '
+                           "one line per rank")
+    return sparse(kind, what, rows, np.concatenate(cells), np.concatenate(values))
 
 
 def read_rootflush(counts_path: PathLike, sizes_path: PathLike) -> Traffic:
@@ -227,23 +320,39 @@ def _flush_files(prefix: Path) -> Dict[int, Path]:
     return found
 
 
-def _flush_row(path: Path) -> Tuple[int, Dict[int, Tuple[int, int]]]:
-    """(lines, destination → (messages, bytes)) of one rank's flush file."""
-    row: Dict[int, Tuple[int, int]] = {}
-    lines = _lines(path)
-    for number, words in lines:
+def _checked_flush_table(path: Path) -> np.ndarray:
+    """One rank's flush file read line by line, naming the line at fault."""
+    lines = list(_lines(path))
+    rows: Dict[int, np.ndarray] = {}
+    for number, line in lines:
+        words = line.split()
         if len(words) != 3:
             raise MpilensError(f'"{path}" line {number}: {len(words)} values; expected '
                                '"<destination> <messages> <bytes>"')
-        destination, messages, size = _integers(words, path, number)
+        row = _integers(line, path, number)
+        destination = int(row[0])
         if destination >= len(lines):
             raise MpilensError(f'"{path}" line {number}: destination {destination} is not one '
                                f"of the {len(lines)} ranks the file lists")
-        if destination in row:
+        if destination in rows:
             raise MpilensError(f'"{path}" line {number}: destination {destination} appears '
                                "twice")
-        row[destination] = (messages, size)
-    return len(lines), row
+        rows[destination] = row
+    return np.array(list(rows.values()), dtype=np.int64)
+
+
+def _flush_table(path: Path) -> np.ndarray:
+    """One rank's flush file as a table of lines × (destination, messages, bytes). The file has
+    one line per rank: a flush set is P × P lines, which numpy reads a file at once."""
+    with _reading(path), open(path, encoding="utf-8") as text:
+        content = text.read()
+    if _PLAIN_FLUSH.fullmatch(content):
+        table = np.fromstring(content, dtype=np.int64, sep=" ").reshape(-1, 3)
+        destinations = table[:, 0]
+        if (destinations < len(table)).all() and \
+                np.bincount(destinations, minlength=len(table)).max() == 1:
+            return table
+    return _checked_flush_table(path)
 
 
 def read_flush(prefix: PathLike) -> Traffic:
@@ -253,25 +362,29 @@ def read_flush(prefix: PathLike) -> Traffic:
     files = _flush_files(prefix)
     if not files:
         raise MpilensError(f'no flush files "{prefix}.<rank>.prof"')
-    rows = {rank: _flush_row(path) for rank, path in sorted(files.items())}
-    size = rows[min(rows)][0]
-    for rank, (lines, _) in rows.items():
-        if lines != size:
-            raise MpilensError(f'"{files[rank]}" lists {lines} ranks but "{files[min(rows)]}" '
+    lines: Dict[int, int] = {}
+    rows: List[Tuple[int, np.ndarray]] = []
+    for rank, path in sorted(files.items()):
+        table = _flush_table(path)
+        lines[rank] = len(table)
+        rows.append((rank, table[(table[:, 1] != 0) | (table[:, 2] != 0)]))
+    first = min(lines)
+    size = lines[first]
+    for rank, count in lines.items():
+        if count != size:
+            raise MpilensError(f'"{files[rank]}" lists {count} ranks but "{files[first]}" '
                                f"lists {size}: they are not from the same call")
-    missing = [rank for rank in range(size) if rank not in rows]
+    missing = [rank for rank in range(size) if rank not in lines]
     if missing:
         raise MpilensError(f'the flush set "{prefix}" is incomplete: its files list {size} '
                            f'ranks, but "{prefix}.{missing[0]}.prof" does not exist')
-    if max(rows) >= size:
-        raise MpilensError(f'"{files[max(rows)]}" is beyond the {size} ranks the other files '
+    if max(lines) >= size:
+        raise MpilensError(f'"{files[max(lines)]}" is beyond the {size} ranks the other files '
                            "list: they are not from the same call")
-    counts = np.zeros((size, size), dtype=np.int64)
-    sizes = np.zeros((size, size), dtype=np.int64)
-    for rank, (_, row) in rows.items():
-        for destination, (messages, nbytes) in row.items():
-            counts[rank, destination], sizes[rank, destination] = messages, nbytes
-    return Traffic(FLUSHED, Matrix(FLUSHED, "counts", counts), Matrix(FLUSHED, "bytes", sizes))
+    cells = np.concatenate([rank * size + table[:, 0] for rank, table in rows])
+    counts, sizes = (np.concatenate([table[:, column] for _, table in rows]) for column in (1, 2))
+    return Traffic(FLUSHED, sparse(FLUSHED, "counts", size, cells, counts),
+                   sparse(FLUSHED, "bytes", size, cells, sizes))
 
 
 # --- what `mpilens matrix` reads -----------------------------------------------------------------
@@ -371,56 +484,108 @@ def only_kind(run: Run, kind: str) -> Run:
 
 # --- exports -------------------------------------------------------------------------------------
 
-def csv_text(traffic: Traffic) -> str:
+def _write_rows(out: TextIO, columns: Sequence[np.ndarray], line: str) -> None:
+    """One line per entry, `line` formatted with the entry's value in each column, a piece of
+    CHUNK entries at a time."""
+    for start in range(0, len(columns[0]), CHUNK):
+        piece = [column[start:start + CHUNK].tolist() for column in columns]
+        out.write("".join(line.format(*entry) for entry in zip(*piece)))
+
+
+def write_csv(traffic: Traffic, out: TextIO) -> None:
     """sender,receiver,bytes,count for every pair that exchanged anything."""
-    senders, receivers = np.nonzero(traffic.active)
-    sizes = traffic.bytes.values[senders, receivers].tolist()
-    counts = traffic.counts.values[senders, receivers].tolist()
-    rows = [f"{s},{r},{b},{c}" for s, r, b, c in zip(senders.tolist(), receivers.tolist(),
-                                                      sizes, counts)]
-    return "\n".join(["sender,receiver,bytes,count", *rows]) + "\n"
+    pairs = traffic.pairs
+    out.write("sender,receiver,bytes,count\n")
+    _write_rows(out, (pairs.senders, pairs.receivers, pairs.bytes, pairs.messages),
+                "{},{},{},{}\n")
 
 
-def dense_text(matrix: Matrix) -> str:
-    """The plain integer matrix format of read_dense."""
-    return "".join(" ".join(map(str, row)) + "\n" for row in matrix.values.tolist())
+def _dense_row(columns: Sequence[int], values: Sequence[int], ranks: int) -> str:
+    """One line of the dense format: the values at their columns, 0 elsewhere (runs of zeros
+    made at once, a sparse row costs its entries, not its length, in Python)."""
+    pieces, at = [], 0
+    for column, value in zip(columns, values):
+        pieces += ["0 " * (column - at), f"{value} "]
+        at = column + 1
+    pieces.append("0 " * (ranks - at))
+    return "".join(pieces)[:-1] + "\n"
 
 
-def matrix_market_text(matrix: Matrix) -> str:
+def write_dense(matrix: Matrix, out: TextIO) -> None:
+    """The plain integer matrix format of read_dense, a row at a time."""
+    starts = np.searchsorted(matrix.senders, np.arange(matrix.ranks + 1)).tolist()
+    for rank in range(matrix.ranks):
+        row = slice(starts[rank], starts[rank + 1])
+        out.write(_dense_row(matrix.receivers[row].tolist(), matrix.values[row].tolist(),
+                             matrix.ranks))
+
+
+def write_matrix_market(matrix: Matrix, out: TextIO) -> None:
     """Matrix Market coordinate format, 1-based; the comment says what the matrix holds."""
-    senders, receivers = np.nonzero(matrix.values)
-    values = matrix.values[senders, receivers].tolist()
-    entries = [f"{s + 1} {r + 1} {v}\n" for s, r, v in zip(senders.tolist(), receivers.tolist(),
-                                                            values)]
-    return ("%%MatrixMarket matrix coordinate integer general\n"
-            f"% mpilens monitor: {matrix.kind} {matrix.what}; row = sending rank + 1, column = "
-            "receiving rank + 1\n"
-            f"{matrix.ranks} {matrix.ranks} {len(entries)}\n" + "".join(entries))
+    out.write("%%MatrixMarket matrix coordinate integer general\n"
+              f"% mpilens monitor: {matrix.kind} {matrix.what}; row = sending rank + 1, column = "
+              "receiving rank + 1\n"
+              f"{matrix.ranks} {matrix.ranks} {len(matrix.values)}\n")
+    _write_rows(out, (matrix.senders + 1, matrix.receivers + 1, matrix.values), "{} {} {}\n")
 
 
-def export_files(traffic: Traffic, formats: Sequence[str]) -> Dict[str, str]:
-    """File name → text of each export asked for: <kind>.csv, <kind>_counts.mat and
+Writer = Callable[[TextIO], None]
+
+
+def exports(traffic: Traffic, formats: Sequence[str]) -> Dict[str, Writer]:
+    """File name → what writes it, for each export asked for: <kind>.csv, <kind>_counts.mat and
     <kind>_bytes.mat, <kind>_counts.mtx and <kind>_bytes.mtx (a Matrix Market file holds one
     matrix)."""
-    files: Dict[str, str] = {}
+    files: Dict[str, Writer] = {}
     for form in formats:
         if form == "csv":
-            files[f"{traffic.kind}.csv"] = csv_text(traffic)
+            files[f"{traffic.kind}.csv"] = lambda out: write_csv(traffic, out)
         for matrix in (traffic.counts, traffic.bytes):
             if form == "mat":
-                files[f"{traffic.kind}_{matrix.what}.mat"] = dense_text(matrix)
+                files[f"{traffic.kind}_{matrix.what}.mat"] = \
+                    lambda out, matrix=matrix: write_dense(matrix, out)
             elif form == "mtx":
-                files[f"{traffic.kind}_{matrix.what}.mtx"] = matrix_market_text(matrix)
+                files[f"{traffic.kind}_{matrix.what}.mtx"] = \
+                    lambda out, matrix=matrix: write_matrix_market(matrix, out)
     return files
 
 
+def default_formats(ranks: int) -> Tuple[str, ...]:
+    """The exports written when none are named: every format, but the dense one only up to
+    DENSE_DEFAULT_RANKS."""
+    return FORMATS if ranks <= DENSE_DEFAULT_RANKS else SPARSE_FORMATS
+
+
+def dense_size(ranks: int) -> int:
+    """The fewest bytes a dense file of ranks × ranks values takes: a digit and a separator
+    each."""
+    return 2 * ranks * ranks
+
+
+def _check_room(traffic: Traffic, directory: Path) -> None:
+    """The dense exports grow with P × P: refuse them, in one line, where they would fill the
+    disk."""
+    needed = 2 * dense_size(traffic.ranks)
+    free = shutil.disk_usage(directory).free
+    if needed > free:
+        raise MpilensError(
+            f"cannot write the dense {traffic.kind} matrices ({traffic.ranks}×{traffic.ranks}): "
+            f'they take at least {format_size(needed)} and "{directory}" has '
+            f"{format_size(free)} free; Matrix Market (--format mtx) holds their nonzero entries "
+            "only")
+
+
 def export(traffic: Traffic, directory: PathLike, formats: Sequence[str]) -> List[Path]:
-    """Write the exports of export_files into directory; returns their paths."""
+    """Write the exports of `exports` into directory; returns their paths."""
+    directory = Path(directory)
+    if "mat" in formats:
+        _check_room(traffic, directory)
     written = []
-    for name, text in export_files(traffic, formats).items():
-        path = Path(directory) / name
+    for name, write in exports(traffic, formats).items():
+        path = directory / name
         try:
-            path.write_text(text, encoding="utf-8")
+            with open(path, "w", encoding="utf-8") as out:
+                write(out)
         except OSError as error:
             raise MpilensError(f'cannot write "{path}": {error.strerror or error}') from None
         written.append(path)

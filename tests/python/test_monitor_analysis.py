@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import MONITOR_FIXTURE, make_monitor_run, monitor_point
+from conftest import MONITOR_FIXTURE, dense, dense_matrix, make_monitor_run, monitor_point
 from mpilens import results
 from mpilens.analysis import monitor
-from mpilens.matrices import Matrix, Traffic
+from mpilens.matrices import Traffic
 
 KIB, MIB = 1024, 1024 ** 2
 EMPTY4 = np.zeros((4, 4), dtype=np.int64)
@@ -16,8 +16,8 @@ REASON = "no Open MPI pml/monitoring component (not Open MPI, or built without i
 
 
 def traffic(counts, sizes, kind: str = "p2p", **backend) -> Traffic:
-    return Traffic(kind, Matrix(kind, "counts", np.array(counts, dtype=np.int64)),
-                   Matrix(kind, "bytes", np.array(sizes, dtype=np.int64)), **backend)
+    return Traffic(kind, dense_matrix(kind, "counts", counts), dense_matrix(kind, "bytes", sizes),
+                   **backend)
 
 
 def chain() -> Traffic:
@@ -135,7 +135,7 @@ def test_kind_without_traffic():
     ("ompi-mpit", None, "collectives (messages Open MPI really sent)", monitor.DECOMPOSED_TEXT),
 ])
 def test_collectives_say_what_they_count(backend, reason, heading, text):
-    s = monitor.summarize(traffic(chain().counts.values, chain().bytes.values, "coll",
+    s = monitor.summarize(traffic(dense(chain().counts), dense(chain().bytes), "coll",
                                   backend=backend, backend_reason=reason))
     assert monitor.heading(s) == heading
     assert monitor.backend_text(s) == text
@@ -173,12 +173,12 @@ def test_diagnose_warns_when_nothing_was_counted():
 
 
 def test_compare_totals_changes_and_backends():
-    a = make_monitor_run([monitor_point("p2p", chain().counts.values, chain().bytes.values),
+    a = make_monitor_run([monitor_point("p2p", dense(chain().counts), dense(chain().bytes)),
                           monitor_point("coll", EMPTY4, EMPTY4),
                           monitor_point("osc", EMPTY4, EMPTY4)])
-    sizes = chain().bytes.values.copy()
+    sizes = dense(chain().bytes).copy()
     sizes[0, 1], sizes[3, 2], sizes[1, 2] = MIB, 6 * MIB, MIB
-    counts = chain().counts.values
+    counts = dense(chain().counts)
     b = make_monitor_run([monitor_point("p2p", counts, sizes),
                           monitor_point("coll", counts, sizes, backend="ompi-mpit"),
                           monitor_point("osc", EMPTY4, EMPTY4)])
@@ -194,18 +194,18 @@ def test_compare_totals_changes_and_backends():
 
 def test_compare_factor_ranks_and_missing_kinds():
     small = traffic([[0, 1], [0, 0]], [[0, KIB], [0, 0]])
-    a = make_monitor_run([monitor_point("p2p", small.counts.values, small.bytes.values),
-                          monitor_point("osc", small.counts.values, small.bytes.values)])
-    b = make_monitor_run([monitor_point("p2p", chain().counts.values, chain().bytes.values),
+    a = make_monitor_run([monitor_point("p2p", dense(small.counts), dense(small.bytes)),
+                          monitor_point("osc", dense(small.counts), dense(small.bytes))])
+    b = make_monitor_run([monitor_point("p2p", dense(chain().counts), dense(chain().bytes)),
                           monitor_point("coll", EMPTY4, EMPTY4)])
     assert monitor.compare(a, b) == [
         "point-to-point: 1 KiB in 1 message vs 12 MiB in 480 messages (12288.0× the bytes in B)",
         "point-to-point: 2 ranks in A, 4 in B, so pairs are not compared",
         "one-sided: only in A",
         "collectives: only in B"]
-    same = make_monitor_run([monitor_point("p2p", small.counts.values, small.bytes.values * 4)])
+    same = make_monitor_run([monitor_point("p2p", dense(small.counts), dense(small.bytes) * 4)])
     assert monitor.compare(same, make_monitor_run(
-        [monitor_point("p2p", small.counts.values, small.bytes.values * 4)])) == [
+        [monitor_point("p2p", dense(small.counts), dense(small.bytes) * 4)])) == [
         "point-to-point: 4 KiB in 1 message vs 4 KiB in 1 message",
         "point-to-point: every pair carries the same in A and B"]
     assert monitor.compare(same, a)[0] == ("point-to-point: 4 KiB in 1 message vs 1 KiB in 1 "

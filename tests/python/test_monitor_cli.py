@@ -13,7 +13,7 @@ import pytest
 
 from conftest import (MONITOR_FIXTURE, ROOTFLUSH_FIXTURE, fake_bin, logged_calls, read_records,
                       run_cli, write_records)
-from mpilens import families, results
+from mpilens import families, matrices, results
 from mpilens.analysis import monitor
 
 # Stands in for the user's MPI program under the monitoring library: rank 0 writes what the
@@ -256,6 +256,29 @@ def test_matrix_of_rootflush_files(inputs):
         "flushed_counts.mtx"]
     page = (inputs / "report.html").read_text(encoding="utf-8")
     assert "read from ring_counts.0.prof, ring_sizes.0.prof (MPI_M_rootflush)" in page
+
+
+def test_matrix_of_many_ranks_exports_sparse_formats_unless_asked(tmp_path):
+    ranks = matrices.DENSE_DEFAULT_RANKS + 1
+    records = read_records(MONITOR_FIXTURE)[:2]
+    records[0].update(ranks=ranks, hosts=[], binding=[], points_total=1)
+    for what, value in (("counts", 3), ("bytes", 300)):
+        records[1]["stats"][what] = {"format": "coo", "shape": [ranks, ranks],
+                                     "entries": [[0, ranks - 1, value], [ranks - 1, 0, value]]}
+    source = write_records(tmp_path / "monitor.jsonl", records)
+    done = run_cli("matrix", str(source), "--export", str(tmp_path / "ex"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (f"mpilens: note: no dense .mat export above "
+                           f"{matrices.DENSE_DEFAULT_RANKS} ranks unless asked (--format mat): "
+                           "each file holds P x P values\n")
+    assert sorted(path.name for path in (tmp_path / "ex").iterdir()) == [
+        "p2p.csv", "p2p_bytes.mtx", "p2p_counts.mtx"]
+    assert (tmp_path / "ex" / "p2p_bytes.mtx").read_text().splitlines()[2:] == [
+        f"{ranks} {ranks} 2", f"1 {ranks} 300", f"{ranks} 1 300"]
+    done = run_cli("matrix", str(source), "--export", str(tmp_path / "ex"), "--format", "mat")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    # "0" and a separator a value, but the two values of 300 hold 2 more digits each.
+    assert (tmp_path / "ex" / "p2p_bytes.mat").stat().st_size == matrices.dense_size(ranks) + 4
 
 
 @pytest.mark.parametrize("args,message", [

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MONITOR_FIXTURE, ROOTFLUSH_FIXTURE, read_records, write_records
+from conftest import (MONITOR_FIXTURE, ROOTFLUSH_FIXTURE, dense, dense_matrix, read_records,
+                      write_records)
 from mpilens import matrices, results
 from mpilens.errors import MpilensError
-from mpilens.matrices import FLUSHED, Matrix, Traffic
+from mpilens.matrices import FLUSHED, Traffic
 
 RING_COUNTS = [[0, 4, 0, 0], [0, 0, 3, 0], [0, 0, 0, 2], [1, 0, 0, 0]]
 RING_BYTES = [[0, 4096, 0, 0], [0, 0, 3072, 0], [0, 0, 0, 2048], [1024, 0, 0, 0]]
@@ -24,8 +25,15 @@ SANITY_META = dict(read_records(MONITOR_FIXTURE)[0], family="sanity", points_tot
 
 
 def small() -> Traffic:
-    return Traffic("p2p", Matrix("p2p", "counts", np.array(SMALL_COUNTS)),
-                   Matrix("p2p", "bytes", np.array(SMALL_BYTES)))
+    return Traffic("p2p", dense_matrix("p2p", "counts", SMALL_COUNTS),
+                   dense_matrix("p2p", "bytes", SMALL_BYTES))
+
+
+def text_of(write, what) -> str:
+    """What an export writer writes."""
+    out = io.StringIO()
+    write(what, out)
+    return out.getvalue()
 
 
 def coo(entries: list, size: int = 3) -> dict:
@@ -38,21 +46,21 @@ def test_fixture_matrices_are_the_ring():
     found = matrices.traffic_of(results.load(MONITOR_FIXTURE))
     assert list(found) == ["p2p", "coll", "osc"]
     p2p, coll, osc = found.values()
-    assert p2p.counts.values.tolist() == RING_COUNTS
-    assert p2p.bytes.values.tolist() == RING_BYTES
+    assert dense(p2p.counts).tolist() == RING_COUNTS
+    assert dense(p2p.bytes).tolist() == RING_BYTES
     assert (p2p.counts.total, p2p.bytes.total, p2p.ranks) == (10, 10240, 4)
     assert (p2p.backend, p2p.backend_reason) == ("pmpi", None)
-    assert coll.counts.values[0].tolist() == [0, 2, 2, 2] and coll.counts.total == 6
-    assert coll.bytes.values[0].tolist() == [0, 512, 512, 512] and coll.bytes.total == 1536
+    assert dense(coll.counts)[0].tolist() == [0, 2, 2, 2] and coll.counts.total == 6
+    assert dense(coll.bytes)[0].tolist() == [0, 512, 512, 512] and coll.bytes.total == 1536
     assert coll.backend_reason.startswith("no Open MPI pml/monitoring component")
-    assert not osc.active.any() and osc.counts.values.shape == (4, 4)
+    assert not len(osc.pairs) and osc.ranks == 4
 
 
 def test_coo_round_trip():
-    matrix = Matrix("coll", "bytes", np.array(SMALL_BYTES))
+    matrix = dense_matrix("coll", "bytes", SMALL_BYTES)
     assert matrices.to_coo(matrix) == coo([[0, 1, 100], [2, 2, 30]])
     back = matrices.from_coo(matrices.to_coo(matrix), "coll", "bytes", "here")
-    assert back.values.tolist() == SMALL_BYTES and back.values.dtype == np.int64
+    assert dense(back).tolist() == SMALL_BYTES and back.values.dtype == np.int64
 
 
 @pytest.mark.parametrize("value,problem", [
@@ -104,8 +112,8 @@ def test_rootflush_fixture_is_the_fixture_p2p():
                                       ROOTFLUSH_FIXTURE / "ring_sizes.0.prof")
     assert traffic.kind == FLUSHED and traffic.backend is None
     p2p = matrices.traffic_of(results.load(MONITOR_FIXTURE))["p2p"]
-    assert np.array_equal(traffic.counts.values, p2p.counts.values)
-    assert np.array_equal(traffic.bytes.values, p2p.bytes.values)
+    assert np.array_equal(dense(traffic.counts), dense(p2p.counts))
+    assert np.array_equal(dense(traffic.bytes), dense(p2p.bytes))
 
 
 @pytest.mark.parametrize("text,message", [
@@ -130,7 +138,7 @@ def test_bad_dense_file_names_file_and_line(tmp_path, text, message):
 def test_dense_file_skips_blank_lines_and_counts_them(tmp_path):
     path = tmp_path / "m.mat"
     path.write_text("\n1 2\n\n3 4\n\n", encoding="utf-8")
-    assert matrices.read_dense(path, "p2p", "counts").values.tolist() == [[1, 2], [3, 4]]
+    assert dense(matrices.read_dense(path, "p2p", "counts")).tolist() == [[1, 2], [3, 4]]
     path.write_text("\n1 2\n\n3 y\n", encoding="utf-8")
     with pytest.raises(MpilensError, match='line 4: "y"'):
         matrices.read_dense(path, "p2p", "counts")
@@ -158,8 +166,8 @@ def write_flush_set(prefix: Path, counts: list, sizes: list) -> None:
 def test_flush_set_assembles_every_rank(tmp_path):
     write_flush_set(tmp_path / "app", RING_COUNTS, RING_BYTES)
     traffic = matrices.read_flush(tmp_path / "app")
-    assert traffic.counts.values.tolist() == RING_COUNTS
-    assert traffic.bytes.values.tolist() == RING_BYTES
+    assert dense(traffic.counts).tolist() == RING_COUNTS
+    assert dense(traffic.bytes).tolist() == RING_BYTES
     assert traffic.kind == FLUSHED
 
 
@@ -221,7 +229,7 @@ def test_load_recognises_each_source(sources, given, kinds):
     assert run.family == "monitor" and run.complete
     found = matrices.traffic_of(run)
     assert list(found) == kinds
-    assert found[kinds[0]].counts.values.tolist() == RING_COUNTS
+    assert dense(found[kinds[0]].counts).tolist() == RING_COUNTS
 
 
 def test_flushed_run_says_what_it_is(sources):
@@ -278,19 +286,19 @@ def test_only_kind():
 
 # --- exports -------------------------------------------------------------------------------------
 
-def test_csv_text_lists_pairs_that_exchanged_anything():
-    assert matrices.csv_text(small()) == ("sender,receiver,bytes,count\n"
+def test_csv_lists_pairs_that_exchanged_anything():
+    assert text_of(matrices.write_csv, small()) == ("sender,receiver,bytes,count\n"
                                           "0,1,100,2\n"
                                           "1,0,0,1\n"
                                           "2,2,30,3\n")
 
 
-def test_dense_text():
-    assert matrices.dense_text(small().bytes) == "0 100 0\n0 0 0\n0 0 30\n"
+def test_dense_export():
+    assert text_of(matrices.write_dense, small().bytes) == "0 100 0\n0 0 0\n0 0 30\n"
 
 
-def test_matrix_market_text():
-    assert matrices.matrix_market_text(small().counts) == (
+def test_matrix_market_export():
+    assert text_of(matrices.write_matrix_market, small().counts) == (
         "%%MatrixMarket matrix coordinate integer general\n"
         "% mpilens monitor: p2p counts; row = sending rank + 1, column = receiving rank + 1\n"
         "3 3 3\n"
@@ -300,11 +308,11 @@ def test_matrix_market_text():
 
 
 def test_export_names_and_formats(tmp_path):
-    assert sorted(matrices.export_files(small(), ["mat"])) == ["p2p_bytes.mat", "p2p_counts.mat"]
+    assert sorted(matrices.exports(small(), ["mat"])) == ["p2p_bytes.mat", "p2p_counts.mat"]
     written = matrices.export(small(), tmp_path, matrices.FORMATS)
     assert [path.name for path in written] == ["p2p.csv", "p2p_counts.mat", "p2p_bytes.mat",
                                                "p2p_counts.mtx", "p2p_bytes.mtx"]
-    assert (tmp_path / "p2p.csv").read_text() == matrices.csv_text(small())
+    assert (tmp_path / "p2p.csv").read_text() == text_of(matrices.write_csv, small())
 
 
 def _read_matrix_market(path: Path) -> np.ndarray:
@@ -323,7 +331,7 @@ def test_exports_read_back(tmp_path):
     traffic = matrices.traffic_of(results.load(MONITOR_FIXTURE))["p2p"]
     matrices.export(traffic, tmp_path, matrices.FORMATS)
     for what, expected in (("counts", RING_COUNTS), ("bytes", RING_BYTES)):
-        assert matrices.read_dense(tmp_path / f"p2p_{what}.mat", "p2p", what).values.tolist() \
+        assert dense(matrices.read_dense(tmp_path / f"p2p_{what}.mat", "p2p", what)).tolist() \
             == expected
         assert _read_matrix_market(tmp_path / f"p2p_{what}.mtx").tolist() == expected
     rows = list(csv.DictReader(io.StringIO((tmp_path / "p2p.csv").read_text())))

@@ -8,11 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from conftest import MONITOR_FIXTURE, make_monitor_run, monitor_point
+from conftest import MONITOR_FIXTURE, dense_matrix, make_monitor_run, monitor_point
 from mpilens import report, results
 from mpilens.analysis import monitor
 from mpilens.markup import Markup
-from mpilens.matrices import Matrix
 from mpilens.plots import monitor as plots
 from mpilens.plots.common import new_figure
 from mpilens.section import Plot
@@ -55,7 +54,7 @@ def test_map_is_drawn_as_counted():
     values = np.array([[0, 5, 0], [40, 0, 0], [0, 0, 2]])
     figure = new_figure()
     axes = figure.add_subplot()
-    image = plots.draw_map(axes, Matrix("p2p", "counts", values))
+    image = plots.draw_map(axes, dense_matrix("p2p", "counts", values))
     drawn = image.get_array()
     assert drawn.mask.tolist() == (values == 0).tolist()  # zero cells left blank
     assert drawn.data.tolist() == values.tolist()  # row = sender, column = receiver
@@ -68,18 +67,33 @@ def test_map_is_drawn_as_counted():
 
 def test_single_value_gets_a_scale_around_it():
     figure = new_figure()
-    image = plots.draw_map(figure.add_subplot(), Matrix("coll", "bytes", np.array([[0, 8],
-                                                                                   [8, 0]])))
+    image = plots.draw_map(figure.add_subplot(), dense_matrix("coll", "bytes", [[0, 8], [8, 0]]))
     assert (image.norm.vmin, image.norm.vmax) == (4, 16)
 
 
-def test_pooled_keeps_the_largest_of_each_block():
+def test_blocks_of_ranks_sum_their_cells():
     values = np.arange(25).reshape(5, 5)
-    same, block = plots.pooled(values, cells=5)
-    assert block == 1 and same is values
-    shrunk, block = plots.pooled(values, cells=2)
-    assert block == 3
-    assert shrunk.tolist() == [[12, 14], [22, 24]]
+    same = plots.grouping(5, cells=5)
+    assert same.labels == ["0", "1", "2", "3", "4"] and same.caption == ""
+    assert plots.grouped(dense_matrix("p2p", "bytes", values), same).tolist() == values.tolist()
+    blocks = plots.grouping(5, cells=2)
+    assert blocks.labels == ["0–2", "3–4"] and blocks.axis == "ranks (blocks of 3)"
+    assert plots.grouped(dense_matrix("p2p", "bytes", values), blocks).tolist() == [[54, 51],
+                                                                                   [111, 84]]
+
+
+def test_nodes_sum_their_ranks_in_order_of_first_rank():
+    hosts = ["b", "a", "b", "a", "c", "c"]
+    values = np.zeros((6, 6), dtype=np.int64)
+    values[0, 2], values[1, 0], values[5, 3], values[4, 4] = 7, 5, 3, 1
+    nodes = plots.grouping(6, hosts, cells=4)
+    assert nodes.labels == ["b", "a", "c"] and nodes.axis == "node"
+    assert "the run's 3 hosts, in the order of their first rank" in nodes.caption
+    assert plots.grouped(dense_matrix("p2p", "bytes", values), nodes).tolist() == [
+        [7, 0, 0], [5, 0, 0], [0, 3, 1]]
+    # One host only, more hosts than cells, or a host list of another run: blocks of ranks.
+    for other in (["a"] * 6, list("abcdef"), hosts[:5], None):
+        assert plots.grouping(6, other, cells=4).axis == "ranks (blocks of 2)"
 
 
 def test_large_run_renders_quickly():
@@ -93,10 +107,11 @@ def test_large_run_renders_quickly():
     section = plots.render(run)
     assert time.monotonic() - start < 15
     maps = [plot for plot in plots_of(section.parts) if plot.name == "map-p2p"]
-    assert "Each cell is a block of 4×4 rank pairs, coloured by its largest value." in \
-        maps[0].caption
-    shrunk, block = plots.pooled(counts)
-    assert block == 4 and shrunk.shape == (256, 256) and shrunk[1, 250] == 1
+    assert maps[0].caption.endswith(" Each cell sums a block of 4×4 rank pairs.")
+    blocks = plots.grouping(size)
+    shrunk = plots.grouped(dense_matrix("p2p", "counts", counts), blocks)
+    assert shrunk.shape == (256, 256) and shrunk[1, 250] == 1 and shrunk[1, 1] == 30
+    assert shrunk.sum() == counts.sum()
     assert plots_of(section.parts)[1].name == "ranks-p2p"
 
 
@@ -105,7 +120,8 @@ def test_pairs_table_lists_ten():
     counts = np.ones((size, size), dtype=np.int64) - np.eye(size, dtype=np.int64)
     sizes = counts * (np.arange(size * size).reshape(size, size) + 1)
     html = plots.pairs_table(monitor.summarize(
-        monitor.Traffic("p2p", Matrix("p2p", "counts", counts), Matrix("p2p", "bytes", sizes))))
+        monitor.Traffic("p2p", dense_matrix("p2p", "counts", counts),
+                        dense_matrix("p2p", "bytes", sizes))))
     assert html.count("<tr>") == 1 + monitor.TOP_PAIRS
     assert "<td>1</td><td>5</td><td>4</td><td>35 B</td><td>1</td>" in html
 

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..matrices import FLUSHED, Traffic, traffic_of
+from ..matrices import FLUSHED, Matrix, Pairs, Traffic, traffic_of
 from ..results import Run
 from ..units import format_size
 
@@ -95,18 +95,11 @@ class Summary:
         return self.bytes > 0
 
 
-def _off_diagonal(values: np.ndarray) -> np.ndarray:
-    without = values.copy()
-    np.fill_diagonal(without, 0)
-    return without
-
-
-def _busiest(traffic: Traffic) -> Tuple[List[Pair], int]:
+def _busiest(pairs: Pairs) -> Tuple[List[Pair], int]:
     """The TOP_PAIRS busiest pairs of distinct ranks, and how many tie with the first."""
-    active = _off_diagonal(traffic.active.astype(np.int64)).astype(bool)
-    senders, receivers = np.nonzero(active)
-    sizes = traffic.bytes.values[senders, receivers]
-    counts = traffic.counts.values[senders, receivers]
+    between = pairs.senders != pairs.receivers
+    senders, receivers = pairs.senders[between], pairs.receivers[between]
+    sizes, counts = pairs.bytes[between], pairs.messages[between]
     # lexsort sorts by its last key first: bytes, then messages, both descending.
     order = np.lexsort((receivers, senders, -counts, -sizes))
     top = [Pair(int(senders[i]), int(receivers[i]), int(counts[i]), int(sizes[i]))
@@ -117,26 +110,32 @@ def _busiest(traffic: Traffic) -> Tuple[List[Pair], int]:
     return top, int(np.count_nonzero((sizes == sizes[first]) & (counts == counts[first])))
 
 
-def _one_way(values: np.ndarray) -> Optional[float]:
+def _one_way(matrix: Matrix) -> Optional[float]:
     """Of what distinct ranks sent each other, the share not matched by the reverse direction:
     0 when every pair exchanges the same both ways, 1 when no pair answers at all."""
-    between = _off_diagonal(values)
-    total = int(between.sum())
-    return float(np.abs(between - between.T).sum()) / 2 / total if total else None
+    between = matrix.senders != matrix.receivers
+    values = matrix.values[between]
+    total = int(values.sum())
+    if not total:
+        return None
+    reverse = matrix.at(matrix.receivers[between] * matrix.ranks + matrix.senders[between])
+    # Over every ordered pair, |a→b − b→a|: entries count their difference with their return,
+    # and an entry without return once more for the pair b→a, which has no entry.
+    unmatched = int(np.abs(values - reverse).sum()) + int(values[reverse == 0].sum())
+    return float(unmatched) / 2 / total
 
 
 def summarize(traffic: Traffic) -> Summary:
-    counts, sizes = traffic.counts.values, traffic.bytes.values
-    top, tied = _busiest(traffic)
-    diagonal = np.diagonal(traffic.active)
-    by_bytes = int(sizes.sum()) > 0
+    counts, sizes, pairs = traffic.counts, traffic.bytes, traffic.pairs
+    top, tied = _busiest(pairs)
+    itself = pairs.senders == pairs.receivers
+    by_bytes = sizes.total > 0
     return Summary(
-        kind=traffic.kind, ranks=traffic.ranks, messages=int(counts.sum()),
-        bytes=int(sizes.sum()), sent_bytes=sizes.sum(axis=1), received_bytes=sizes.sum(axis=0),
-        sent_messages=counts.sum(axis=1), received_messages=counts.sum(axis=0),
-        active_pairs=int(np.count_nonzero(traffic.active)) - int(np.count_nonzero(diagonal)),
-        self_ranks=int(np.count_nonzero(diagonal)), self_messages=int(np.trace(counts)),
-        self_bytes=int(np.trace(sizes)),
+        kind=traffic.kind, ranks=traffic.ranks, messages=counts.total, bytes=sizes.total,
+        sent_bytes=sizes.sent(), received_bytes=sizes.received(), sent_messages=counts.sent(),
+        received_messages=counts.received(), active_pairs=int(np.count_nonzero(~itself)),
+        self_ranks=int(np.count_nonzero(itself)), self_messages=int(pairs.messages[itself].sum()),
+        self_bytes=int(pairs.bytes[itself].sum()),
         top=top, tied_top=tied, one_way=_one_way(sizes if by_bytes else counts),
         backend=traffic.backend, backend_reason=traffic.backend_reason)
 
@@ -277,14 +276,17 @@ def _changes(traffic_a: Traffic, traffic_b: Traffic, by_bytes: bool) -> List[str
                 "not compared"]
     a, b = ((traffic_a.bytes, traffic_b.bytes) if by_bytes
             else (traffic_a.counts, traffic_b.counts))
-    change = _off_diagonal(b.values - a.values)
-    moved = np.abs(change).ravel()
+    ranks = a.ranks
+    cells = np.union1d(a.cells, b.cells)
+    cells = cells[cells // ranks != cells % ranks]
+    before, after = a.at(cells), b.at(cells)
+    moved = np.abs(after - before)
     order = [int(i) for i in np.argsort(-moved, kind="stable")[:BIGGEST_CHANGES] if moved[i]]
     if not order:
         return [f"{name}: every pair carries the same in A and B"]
     shown = format_size if by_bytes else (lambda n: _count(n, "message"))
-    texts = [f"{cell // a.ranks}→{cell % a.ranks} {shown(int(a.values.flat[cell]))} → "
-             f"{shown(int(b.values.flat[cell]))}" for cell in order]
+    texts = [f"{cells[i] // ranks}→{cells[i] % ranks} {shown(int(before[i]))} → "
+             f"{shown(int(after[i]))}" for i in order]
     return [f"{name}, biggest changes from A to B: " + "; ".join(texts)]
 
 
