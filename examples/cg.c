@@ -732,12 +732,15 @@ static void print_summary(const outcome_t *before, const outcome_t *after, doubl
 }
 
 /* The seed's criterion for a reordering that changed nothing but the speed: the same number of
- * iterations and the same residual, but for the last bits (the reductions may add in another
- * order when the library arranges them by placement). */
+ * iterations and the same residual up to rounding. The dot products' reductions may add in
+ * another order when the library arranges them by placement, and CG carries that rounding on
+ * from iteration to iteration: 1.9e-12 relative after 20 iterations of a 256x256x16 grid on two
+ * nodes. Data left in the wrong place changes the residual in its leading digits. */
+#define SAME_SOLUTION_REL 1e-8
 static int same_solution(const outcome_t *before, const outcome_t *after)
 {
     return before->iterations == after->iterations &&
-           fabs(after->residual - before->residual) <= 1e-12 * fabs(before->residual);
+           fabs(after->residual - before->residual) <= SAME_SOLUTION_REL * fabs(before->residual);
 }
 
 int main(int argc, char **argv)
