@@ -178,11 +178,14 @@ def test_tree_edges_of_each_reference_algorithm():
 
 
 def test_depths():
-    assert [coll.depth("linear", r, 5) for r in range(5)] == [0, 1, 2, 3, 4]
-    assert [coll.depth("backward", r, 5) for r in range(5)] == [0, 4, 3, 2, 1]
-    assert [coll.depth("binomial", r, 8) for r in range(8)] == [0, 1, 1, 2, 1, 2, 2, 3]
-    assert [coll.depth("flat", r, 4) for r in range(4)] == [0, 1, 1, 1]
-    assert coll.depth("library", 3, 4) is None
+    assert coll.depths("linear", 5) == [0, 1, 2, 3, 4]
+    assert coll.depths("backward", 5) == [0, 4, 3, 2, 1]
+    assert coll.depths("binomial", 8) == [0, 1, 1, 2, 1, 2, 2, 3]
+    assert coll.depths("flat", 4) == [0, 1, 1, 1]
+    assert coll.depths("library", 4) == [0, None, None, None]
+    assert coll.depths("linear", 1) == [0]
+    # A chain of 65536 ranks in linear time (a rank's depth is its parent's plus one).
+    assert coll.depths("linear", 65536)[-1] == 65535
 
 
 # --- reading the points --------------------------------------------------------------------------

@@ -192,6 +192,33 @@ def test_profile_of_the_library_has_no_tree():
     assert "arrows" not in plots.profile_caption(found, "bcast/library")
 
 
+def test_thousands_of_ranks_draw_lines_and_list_the_largest():
+    ranks = 4096
+    truths = [None] + [float(rank % 64) * US for rank in range(1, ranks)]
+    measured = [None] + [value * 1.01 for value in truths[1:]]
+    measured[1000] = 80 * US  # the maximum, far from the others
+    found = coll.profile(oli_point("bcast", "binomial", measured, per_rank_truth=truths,
+                                   gap_bound=[5, 7]))
+    axes = plots.profile_figure(found, "bcast/binomial").axes[0]
+    assert not axes.patches  # no bar, no arrow: thousands of patches take minutes to draw
+    (lines,) = by_gid(axes.collections, "ol")
+    assert len(lines.get_segments()) == ranks - 1 - 3  # every measured rank but these three
+    assert len(by_gid(axes.collections, "remedy")[0].get_segments()) == 2
+    (top,) = by_gid(axes.collections, "argmax")
+    assert top.get_segments()[0].tolist() == [[1000, 0], [1000, 80 * US]]
+    (truth,) = by_gid(axes.lines, "truth")
+    assert len(truth.get_xdata()) == ranks - 1
+    caption = plots.profile_caption(found, "bcast/binomial")
+    assert "one line per rank, too many for bars" in caption
+    assert "pale: ranks whose E_i was not clearly above the root's gap" in caption
+    rows = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td>", str(plots.ranks_table(found)))
+    assert len(rows) == plots.MAX_TABLE_RANKS
+    # the largest OL_i first: rank 1000, then the ranks of 63 × 1.01 µs, lowest rank first
+    assert [int(rank) for rank, _ in rows[:3]] == [1000, 63, 127]
+    section = text_of(plots.render(coll_run([oli_point("bcast", "binomial", measured)])).parts)
+    assert f"at {ranks} ranks: the {plots.MAX_TABLE_RANKS} ranks of largest OL_i" in section
+
+
 def test_many_ranks_draw_no_arrows():
     point = oli_point("bcast", "binomial", [None] + [float(r) for r in range(1, 80)])
     axes = plots.profile_figure(coll.profile(point), "bcast/binomial").axes[0]

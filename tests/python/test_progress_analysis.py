@@ -320,6 +320,26 @@ def test_diagnosis_says_a_thread_on_a_computing_core_gives_the_shared_core_resul
     assert "rank 0's thread on cpu 2, where ranks 0-1 may compute" in sentence
 
 
+def test_placement_of_thousands_of_ranks_names_a_few():
+    ranks = 8192
+    member = poll_run(cpus=[32 + rank % 32 for rank in range(ranks)])
+    member.meta.update(ranks=ranks, nodes=ranks // 32,
+                       hosts=[f"n{rank // 32}" for rank in range(ranks)],
+                       binding=[str(rank % 32) for rank in range(ranks)], cpus_online=64)
+    member.meta["progress_setting"]["library"]["running_per_rank"] = [True] * ranks
+    found = pg.placement(member)
+    assert len(found.spare) == ranks and not found.shared
+    (sentence,) = [s for s in pg.diagnose(pg.combine([none_run(), member]))
+                   if s.startswith(f"{POLL}: ")]
+    assert sentence.startswith(f"{POLL}: every progress thread ran on a core no rank computes on "
+                               "(rank 0 on cpu 32, rank 1 on cpu 33, rank 2 on cpu 34, rank 3 on "
+                               "cpu 35, 8188 more): the spare-core case")
+    # Thread k of a node on the core of its rank k: shared with that rank alone.
+    member.meta["binding"] = [str(32 + rank % 32) for rank in range(ranks)]
+    found = pg.placement(member)
+    assert len(found.shared) == ranks and found.shared[40] == (40, 40, [40])
+
+
 def test_diagnosis_cannot_judge_a_placement_without_the_ranks_bindings():
     run = pg.combine([none_run(), poll_run(binding=("0", "?"))])
     (sentence,) = [s for s in pg.diagnose(run) if s.startswith(f"{POLL}: ")]

@@ -214,15 +214,22 @@ def tree_edges(algo: str, ranks: int, op: str = "bcast") -> List[Tuple[int, int]
     return [(child, up) for up, child in pairs] if op == "reduce" else pairs
 
 
-def depth(algo: str, rank: int, ranks: int) -> Optional[int]:
-    """Hops from the root to rank in the algorithm's tree; None when the tree is not known."""
-    hops = 0
-    while rank != 0:
-        rank = parent(algo, rank, ranks)
-        if rank is None:
-            return None
-        hops += 1
-    return hops
+def depths(algo: str, ranks: int) -> List[Optional[int]]:
+    """Hops from the root to each rank in the algorithm's tree; None but for the root when the
+    tree is not known. Each rank's is its parent's plus one, found once: a chain of P ranks
+    costs P steps, not P^2 / 2."""
+    found: List[Optional[int]] = [0] + [None] * (ranks - 1)
+    for rank in range(1, ranks):
+        path: List[int] = []
+        above: Optional[int] = rank
+        while above is not None and found[above] is None:
+            path.append(above)
+            above = parent(algo, above, ranks)
+        if above is None:
+            return [0] + [None] * (ranks - 1)
+        for hops, member in enumerate(reversed(path), start=found[above] + 1):
+            found[member] = hops
+    return found
 
 
 # --- oli's per-rank profile ----------------------------------------------------------------------
@@ -323,12 +330,11 @@ def shape_check(found: Profile) -> Optional[ShapeCheck]:
         if up is not None and level[up] is not None and level[rank] is not None \
                 and level[rank] < level[up] - slack:
             broken.append((up, rank))
-    depths: Dict[int, List[float]] = {}
-    for rank in range(1, found.ranks):
-        hops = depth(config.algo, rank, found.ranks)
-        if hops is not None and values[rank] is not None:
-            depths.setdefault(hops, []).append(values[rank])
-    return ShapeCheck(broken, {hops: sum(v) / len(v) for hops, v in sorted(depths.items())},
+    by_depth: Dict[int, List[float]] = {}
+    for rank, hops in enumerate(depths(config.algo, found.ranks)):
+        if rank and hops is not None and values[rank] is not None:
+            by_depth.setdefault(hops, []).append(values[rank])
+    return ShapeCheck(broken, {hops: sum(v) / len(v) for hops, v in sorted(by_depth.items())},
                       slack)
 
 

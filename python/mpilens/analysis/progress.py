@@ -13,7 +13,7 @@ params.progress. Plain Python (no numpy): the CLI imports it on every start.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..results import Record, Run, join_files, record_integer, record_number
 from ..units import format_size, format_time, rank_ranges
@@ -43,6 +43,9 @@ WORK_CONTRAST = 2.0
 BLOCKING_CHANGE = 0.25
 # A timer that fired below this share of the rate asked loaded the cores less than asked.
 RATE_SHORTFALL = 0.9
+# A placement sentence names this many ranks' threads, and counts the others: at thousands of
+# ranks, the whole list would bury the sentence.
+NAMED_THREADS = 4
 
 
 def _object(record: Record, name: str) -> Record:
@@ -494,28 +497,50 @@ def placement(member: Run) -> Optional[Placement]:
     hosts = hosts if len(hosts) == ranks else [None] * ranks
     bindings = meta.get("binding") if isinstance(meta.get("binding"), list) else []
     bindings = [cpu_set(text) for text in bindings] if len(bindings) == ranks else [None] * ranks
+    nodes: Dict[object, List[int]] = {}
+    for rank, host in enumerate(hosts):
+        nodes.setdefault(host, []).append(rank)
+    # Each node's once, not each rank's: a rank's node is thousands of ranks at scale.
+    users_of = {host: _core_users(members, bindings) for host, members in nodes.items()}
     found = Placement()
     for rank in range(ranks):
         cpu = record_integer(cpus[rank])
-        node = [other for other in range(ranks) if hosts[other] == hosts[rank]]
+        users = users_of[hosts[rank]]
         if running[rank] is not True:
             if running[rank] is False:
                 found.stopped.append(rank)
         elif cpu is None or cpu < 0:
             found.unbound.append(rank)
-        elif any(bindings[other] is None for other in node):
+        elif users is None:
             found.unknown.append((rank, cpu))
+        elif cpu in users:
+            found.shared.append((rank, cpu, users[cpu]))
         else:
-            users = [other for other in node if cpu in bindings[other]]
-            if users:
-                found.shared.append((rank, cpu, users))
-            else:
-                found.spare.append((rank, cpu))
+            found.spare.append((rank, cpu))
     return found
 
 
+def _core_users(members: Sequence[int], bindings: Sequence[Optional[Set[int]]]) -> \
+        Optional[Dict[int, List[int]]]:
+    """cpu → the ranks of a node that may use it; None when a rank's binding is not recorded."""
+    users: Dict[int, List[int]] = {}
+    for rank in members:
+        if bindings[rank] is None:
+            return None
+        for cpu in bindings[rank]:
+            users.setdefault(cpu, []).append(rank)
+    return users
+
+
+def _named(entries: Sequence[tuple], text: Callable[..., str], separator: str) -> str:
+    """The text of the first NAMED_THREADS entries, and how many more there are."""
+    more = len(entries) - NAMED_THREADS
+    shown = separator.join(text(*entry) for entry in entries[:NAMED_THREADS])
+    return shown + (f"{separator}{more} more" if more > 0 else "")
+
+
 def _pairs(entries: Sequence[Tuple[int, int]]) -> str:
-    return ", ".join(f"rank {rank} on cpu {cpu}" for rank, cpu in entries)
+    return _named(entries, lambda rank, cpu: f"rank {rank} on cpu {cpu}", ", ")
 
 
 def _ranks_on_first_node(meta: Record) -> int:
@@ -526,8 +551,9 @@ def _ranks_on_first_node(meta: Record) -> int:
 
 
 def _shared_details(found: Placement) -> str:
-    details = [f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
-               f"{rank_ranges(users)} may compute" for rank, cpu, users in found.shared]
+    details = [_named(found.shared, lambda rank, cpu, users: (
+        f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
+        f"{rank_ranges(users)} may compute"), "; ")] if found.shared else []
     if found.unbound:
         details.append(f"unbound on rank{'s' if len(found.unbound) > 1 else ''} "
                        f"{rank_ranges(found.unbound)}")

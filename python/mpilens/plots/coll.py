@@ -4,6 +4,7 @@ truth under --hop-delay, tables of every number, and the comparison figure."""
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -12,7 +13,7 @@ from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
-from .common import SMALL_FONT, diagnosis_list, new_figure, ratio_axis, to_plot
+from .common import SMALL_FONT, diagnosis_list, new_figure, rank_ticks, ratio_axis, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,7 +36,11 @@ PANEL_COLUMNS = 3
 PANEL_WIDTH, PANEL_HEIGHT = 3.6, 3.0
 # Above this many ranks, arrows of the tree would hide the bars.
 MAX_EDGE_RANKS = 64
-MAX_RANK_TICKS = 32
+# Above this many ranks, a bar would be a pixel or less: each rank is a line from 0 to its OL_i
+# (one artist for all), and the image shows the tallest of the ranks that share a pixel.
+MAX_BAR_RANKS = 256
+# The table of every rank's numbers lists at most this many: the largest OL_i first.
+MAX_TABLE_RANKS = 256
 
 BAR_COLOUR, MAX_COLOUR, REMEDY_HATCH = "tab:blue", "tab:red", "///"
 EDGE_COLOUR = "0.3"
@@ -82,15 +87,6 @@ def _time_axis(axes: "Axes", values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
-def _rank_axis(axes: "Axes", counts: Sequence[int]) -> None:
-    from matplotlib.ticker import FixedLocator, MaxNLocator
-
-    if 0 < len(counts) <= MAX_RANK_TICKS:
-        axes.xaxis.set_major_locator(FixedLocator(sorted(counts)))
-    else:
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-
-
 def draw_methods(axes: "Axes", by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, object]:
     """One configuration: each method's estimate against the rank count, the truth dashed;
     returns the legend handles by label."""
@@ -117,7 +113,7 @@ def draw_methods(axes: "Axes", by_method: Mapping[str, Mapping[int, Record]]) ->
         values += ys
         counts |= set(xs)
     _time_axis(axes, values)
-    _rank_axis(axes, sorted(counts))
+    rank_ticks(axes, sorted(counts))
     axes.set_xlabel("ranks", fontsize=8)
     axes.set_ylabel("latency estimate", fontsize=8)
     axes.tick_params(labelsize=SMALL_FONT)
@@ -204,7 +200,7 @@ def error_figure(found: coll.Series) -> Optional["Figure"]:
             ratios += ys
             counts |= set(xs)
         ratio_axis(axes, ratios, keep_in_view=(1 - coll.AGREEMENT, 1 + coll.AGREEMENT))
-        _rank_axis(axes, sorted(counts))
+        rank_ticks(axes, sorted(counts))
         delay = f"hop delay {format_time(config.hop_delay_ns)}"
         axes.set_title(names[config] if delay in names[config] else f"{names[config]}, {delay}",
                        fontsize=9)
@@ -218,14 +214,19 @@ def error_figure(found: coll.Series) -> Optional["Figure"]:
 
 
 def _bars(axes: "Axes", ranks: Sequence[int], heights: Sequence[float], kind: str,
-          label: str) -> None:
+          label: str, many: bool) -> None:
     if not ranks:
         return
     colour = MAX_COLOUR if kind == "max" else BAR_COLOUR
+    alpha = 0.85 if kind in ("bar", "max") else 0.4
+    if many:
+        axes.vlines(ranks, 0, heights, colors=colour, alpha=alpha, linewidth=0.6, label=label,
+                    gid=GIDS[kind], zorder=2)
+        return
     remedy = kind == "remedy"
-    axes.bar(ranks, heights, width=0.7, color=colour, alpha=0.85 if kind in ("bar", "max")
-             else 0.4, hatch=REMEDY_HATCH if remedy else None, edgecolor="0.2" if remedy
-             else colour, linewidth=0.6, label=label, gid=GIDS[kind], zorder=2)
+    axes.bar(ranks, heights, width=0.7, color=colour, alpha=alpha,
+             hatch=REMEDY_HATCH if remedy else None, edgecolor="0.2" if remedy else colour,
+             linewidth=0.6, label=label, gid=GIDS[kind], zorder=2)
 
 
 def _edge_label(config: coll.Config) -> str:
@@ -241,28 +242,32 @@ def _edge_label(config: coll.Config) -> str:
 def profile_figure(found: coll.Profile, label: str) -> "Figure":
     """OL_i by rank: bars (the maximum in red, ranks from the remedy hatched), the truth per rank
     as black ticks, and for a reference algorithm the tree's messages as arrows between the bars'
-    tops (a broadcast's root completing at 0)."""
+    tops (a broadcast's root completing at 0). Beyond MAX_BAR_RANKS, lines for the bars and dots
+    for the truth."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyArrowPatch
     from matplotlib.ticker import FuncFormatter
 
     figure = new_figure((max(5.5, min(12.0, 2.5 + 0.28 * found.ranks)), 4.2))
     axes = figure.add_subplot()
+    many = found.ranks > MAX_BAR_RANKS
     measured = [rank for rank in range(found.ranks) if found.value(rank) is not None]
     remedied, audited = set(found.gap_bound), set(found.audited)
     kinds: Dict[str, List[int]] = {"bar": [], "remedy": [], "audit": [], "max": []}
     for rank in measured:
         kinds["max" if rank == found.argmax else "remedy" if rank in remedied
               else "audit" if rank in audited else "bar"].append(rank)
-    _bars(axes, kinds["bar"], [found.value(r) for r in kinds["bar"]], "bar", "OL_i")
-    _bars(axes, kinds["remedy"], [found.value(r) for r in kinds["remedy"]], "remedy",
-          "OL_i from the remedy (gap-bound rank)")
-    _bars(axes, kinds["audit"], [found.value(r) for r in kinds["audit"]], "audit",
-          "random check, one block (--fast)")
+    for kind, text in (("bar", "OL_i"), ("remedy", "OL_i from the remedy (gap-bound rank)"),
+                       ("audit", "random check, one block (--fast)")):
+        _bars(axes, kinds[kind], [found.value(r) for r in kinds[kind]], kind, text, many)
     if kinds["max"]:
         rank = kinds["max"][0]
-        _bars(axes, [rank], [found.value(rank)], "max", f"max OL_i (rank {rank})")
-        if rank in remedied:
+        _bars(axes, [rank], [found.value(rank)], "max", f"max OL_i (rank {rank})", many)
+        if many:
+            # A line among thousands is a pixel wide: a marker on top shows where it is.
+            axes.plot([rank], [found.value(rank)], linestyle="none", marker="v",
+                      color=MAX_COLOUR, markersize=6, zorder=5)
+        elif rank in remedied:
             axes.bar([rank], [found.value(rank)], width=0.7, color="none", hatch=REMEDY_HATCH,
                      edgecolor="0.2", linewidth=0.6, zorder=2)
     root = [0] if found.config.op == "bcast" and found.value(0) is None else []
@@ -275,7 +280,10 @@ def profile_figure(found: coll.Profile, label: str) -> "Figure":
                   markersize=6, zorder=4, clip_on=False, gid=GIDS["unmeasured"],
                   label="not measured (--fast)" if found.fast else "not measured")
     truths = [(rank, value) for rank, value in enumerate(found.truth) if value is not None]
-    if truths:
+    if truths and many:
+        axes.plot(*zip(*truths), linestyle="none", marker=".", markersize=1.5, color="black",
+                  zorder=5, label="analytic truth", gid=GIDS["truth"])
+    elif truths:
         xs, ys = zip(*truths)
         axes.scatter(xs, ys, marker="_", s=260, linewidths=2, color="black", zorder=5,
                      label="analytic truth", gid=GIDS["truth"])
@@ -296,7 +304,7 @@ def profile_figure(found: coll.Profile, label: str) -> "Figure":
     tops = [value for value in [*found.ol, *found.truth] if value is not None]
     axes.set_ylim(0, (max(tops) if tops and max(tops) > 0 else 1.0) * 1.25)
     axes.set_xlim(-0.8, found.ranks - 0.2)
-    _rank_axis(axes, list(range(found.ranks)))
+    rank_ticks(axes, list(range(found.ranks)))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
     axes.set_xlabel("rank", fontsize=8)
     axes.set_ylabel("OL_i", fontsize=8)
@@ -329,11 +337,15 @@ def profile_caption(found: coll.Profile, label: str) -> str:
                 "reduce": "a reduction, when that rank enters last",
                 "allreduce": "an allreduce, completion at that rank when the root enters last"}
              .get(found.config.op, found.config.op) + ")"]
+    many = found.ranks > MAX_BAR_RANKS
+    if many:
+        parts.append("one line per rank, too many for bars: where ranks share a pixel, the "
+                     "tallest shows")
     if found.argmax is not None:
         parts.append(f"red: the largest, rank {found.argmax}")
     if found.gap_bound:
-        parts.append("hatched: ranks whose E_i was not clearly above the root's gap, their "
-                     "OL_i from the remedy")
+        parts.append(f"{'pale' if many else 'hatched'}: ranks whose E_i was not clearly above "
+                     "the root's gap, their OL_i from the remedy")
     if found.audited:
         parts.append("pale: ranks drawn at random by --fast and measured with one block")
     if found.ranks <= MAX_EDGE_RANKS and coll.tree_edges(found.config.algo, found.ranks,
@@ -341,7 +353,7 @@ def profile_caption(found: coll.Profile, label: str) -> str:
         parts.append(f"arrows: {_edge_label(found.config)} "
                      f"({TREE_TEXTS.get(found.config.algo, found.config.algo)})")
     if any(value is not None for value in found.truth):
-        parts.append("black ticks: the analytic truth per rank")
+        parts.append(f"black {'dots' if many else 'ticks'}: the analytic truth per rank")
     if found.unmeasured:
         parts.append("markers on the axis: ranks not measured")
     return "; ".join(parts) + "."
@@ -378,6 +390,15 @@ def _rank_role(found: coll.Profile, rank: int) -> str:
     return ", ".join(roles)
 
 
+def table_ranks(found: coll.Profile) -> List[int]:
+    """The ranks the table lists: every one up to MAX_TABLE_RANKS; beyond, the MAX_TABLE_RANKS
+    measured ranks of largest OL_i, largest first."""
+    if found.ranks <= MAX_TABLE_RANKS:
+        return list(range(found.ranks))
+    measured = [rank for rank in range(found.ranks) if found.value(rank) is not None]
+    return heapq.nlargest(MAX_TABLE_RANKS, measured, key=lambda rank: (found.value(rank), -rank))
+
+
 def ranks_table(found: coll.Profile) -> Markup:
     columns = [("rank", lambda r: r), ("OL_i", lambda r: format_time(found.value(r))),
                ("E_i", lambda r: format_time(found.e[r] if found.e else None)),
@@ -387,10 +408,19 @@ def ranks_table(found: coll.Profile) -> Markup:
     if found.fast and found.cheap:
         columns.append(("cheap pass", lambda r: format_time(found.cheap[r])))
     columns.append(("", lambda r: _rank_role(found, r)))
+    ranks = table_ranks(found)
+    gap_bound = set(found.gap_bound)
     return table([name for name, _ in columns],
-                 [[cell(rank) for _, cell in columns] for rank in range(found.ranks)],
-                 ["warn" if rank in found.gap_bound and found.remedy is None else None
-                  for rank in range(found.ranks)])
+                 [[cell(rank) for _, cell in columns] for rank in ranks],
+                 ["warn" if rank in gap_bound and found.remedy is None else None
+                  for rank in ranks])
+
+
+def _table_summary(found: coll.Profile, name: str) -> str:
+    if found.ranks <= MAX_TABLE_RANKS:
+        return f"{name} at {found.ranks} ranks: every rank's numbers"
+    return (f"{name} at {found.ranks} ranks: the {MAX_TABLE_RANKS} ranks of largest OL_i (the "
+            "results file holds every rank's numbers)")
 
 
 def _rsd(value: object) -> str:
@@ -458,8 +488,7 @@ def _profile_part(found: coll.Series) -> List[Part]:
             parts += [to_plot(profile_figure(one, names[config]),
                               f"profile-{slugs[config]}-np{ranks}",
                               profile_caption(one, names[config])),
-                      details(f"{names[config]} at {ranks} ranks: every rank's numbers",
-                              ranks_table(one))]
+                      details(_table_summary(one, names[config]), ranks_table(one))]
     if not parts:
         return []
     return [element("h3", "Per-rank operation latency OL_i (oli)"),
@@ -512,7 +541,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
                 values += ys
                 counts |= set(xs)
         _time_axis(axes, values)
-        _rank_axis(axes, sorted(counts))
+        rank_ticks(axes, sorted(counts))
         axes.set_title(names[config], fontsize=9)
         axes.set_xlabel("ranks", fontsize=8)
         axes.set_ylabel("oli (max OL_i)", fontsize=8)

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 DPI = 110
 # Ticks, legends and panel labels of the families' multi-panel figures.
 SMALL_FONT = 7
+# An axis of ranks or rank counts labels each one up to this many, else round numbers: a tick per
+# rank of thousands takes minutes to draw and cannot be read.
+MAX_RANK_TICKS = 32
 
 
 def new_figure(size: Tuple[float, float] = (6.4, 3.8)) -> "Figure":
@@ -50,6 +53,16 @@ def diagnosis_list(sentences: Iterable[str]) -> Markup:
 
 def panel_grid(figure: "Figure", rows: int, columns: int) -> List[List["Axes"]]:
     return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
+
+
+def rank_ticks(axes: "Axes", ranks: Sequence[int]) -> None:
+    """x ticks at each of the ranks (or rank counts) when they are few, else at round numbers."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    if 0 < len(ranks) <= MAX_RANK_TICKS:
+        axes.xaxis.set_major_locator(FixedLocator(sorted(ranks)))
+    else:
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:

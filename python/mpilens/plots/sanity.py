@@ -9,7 +9,7 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_time
-from .common import new_figure, to_plot
+from .common import new_figure, rank_ticks, to_plot
 
 TITLE = "Measurement sanity"
 
@@ -48,8 +48,7 @@ def offset_plot(rows: List[sanity.Offset]) -> Plot:
                           [row.offset_ns for row in phase_rows],
                           yerr=[row.bound_ns for row in phase_rows], fmt="o", capsize=4,
                           label=sanity.PHASE_NAMES[phase])
-    ranks = sorted({row.rank for row in rows})
-    axes.set_xticks(ranks)
+    rank_ticks(axes, sorted({row.rank for row in rows}))
     axes.set_xlabel("rank")
     axes.set_ylabel("clock offset to rank 0 (ns)")
     axes.legend()
