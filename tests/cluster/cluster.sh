@@ -47,8 +47,11 @@ check_settings() {
   fi
 }
 
-check_machine() {
+check_root() {
   [[ $(id -u) == 0 ]] || die "must run as root (it creates network namespaces, a bridge and daemons)"
+}
+
+check_machine() {
   local missing=() command
   for command in ip tc nsenter unshare munged munge slurmctld slurmd sinfo srun scontrol gcc; do
     command -v "$command" >/dev/null || missing+=("$command")
@@ -280,6 +283,7 @@ EOF
 
 up() {
   check_settings
+  check_root
   if [[ -f $STATE/settings ]]; then
     local was
     was=$(cat "$STATE/settings")
@@ -321,7 +325,7 @@ stop_pid_file() { # pid file: stop the daemon it names, if it is still that daem
 }
 
 down() {
-  [[ $(id -u) == 0 ]] || die "must run as root"
+  check_root
   if [[ -f $STATE/slurm/slurm.conf ]] && running "$STATE/slurm/slurmctld.pid"; then
     SLURM_CONF=$STATE/slurm/slurm.conf scancel --quiet --full --user=root 2>/dev/null || true
   fi
@@ -345,7 +349,7 @@ down() {
 }
 
 reshape() { # rate or none
-  [[ $(id -u) == 0 ]] || die "must run as root"
+  check_root
   [[ -f $STATE/settings ]] || die "the test cluster is not up (make cluster-up starts it)"
   NODES=$(sed -n 's/^NODES=\([0-9]*\).*/\1/p' "$STATE/settings")
   RATE=${1:-}

@@ -1,0 +1,146 @@
+"""The test cluster for the tests of this directory (make test-cluster, docs/cluster.md).
+
+The cluster is started once for the whole session by the `cluster` fixture and stopped at its end,
+unless it was up already (then it is used as it is and left up). Stopping it is checked: the
+machine must be left as it was found (namespaces, links, /etc/hosts, daemons)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER_SCRIPT = ROOT / "tests" / "cluster" / "cluster.sh"
+AGENT = ROOT / "tests" / "cluster" / "agent"
+STATE = Path("/run/mpilens-cluster")
+FLAVOURS = ("openmpi", "mpich")
+NODES = ("mlnode0", "mlnode1")
+# srun's PMI plugin for each flavour (what mpilens' launcher also chooses).
+PMI = {"openmpi": "pmix", "mpich": "pmi2"}
+# A launch that takes longer has hung (an MPI job on 2 cores, oversubscribed, takes seconds).
+TIMEOUT_S = 240
+
+
+def bin_dir(flavour: str) -> Path:
+    return ROOT / "build" / flavour / "bin"
+
+
+def read_records(path: Path) -> List[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def meta_of(path: Path) -> dict:
+    records = read_records(path)
+    assert records and records[0]["type"] == "meta", f"{path} has no meta record"
+    return records[0]
+
+
+def points_of(path: Path) -> List[dict]:
+    return [record for record in read_records(path) if record["type"] == "point"]
+
+
+def hosts_by_rank(ranks: int, nodes: Sequence[str] = NODES) -> List[str]:
+    """The hosts of ranks placed in blocks, as srun and the launchers given K slots per node do."""
+    per_node = ranks // len(nodes)
+    return [nodes[rank // per_node] for rank in range(ranks)]
+
+
+def _machine_state() -> dict:
+    """What the cluster changes on the machine, to compare before up and after down."""
+    def lines(*command: str) -> List[str]:
+        done = subprocess.run(command, capture_output=True, text=True)
+        return sorted(done.stdout.splitlines())
+
+    links = [line.split(":")[1].strip().split("@")[0] for line in lines("ip", "-o", "link")]
+    daemons = lines("pgrep", "-x", "-l", "slurmctld|slurmd|slurmstepd|munged")
+    return {"netns": lines("ip", "netns", "list"), "links": sorted(links),
+            "hosts": Path("/etc/hosts").read_text(encoding="utf-8"),
+            "daemons": [line.split()[1] for line in daemons],
+            "state": STATE.exists()}
+
+
+def _cluster_env() -> Dict[str, str]:
+    """The variables STATE/env.sh exports, over this process's environment."""
+    done = subprocess.run(["bash", "-c", f"source {STATE}/env.sh && env -0"],
+                          capture_output=True, text=True, check=True)
+    pairs = (entry.split("=", 1) for entry in done.stdout.split("\0") if "=" in entry)
+    return dict(pairs)
+
+
+def _status() -> str:
+    return subprocess.run([str(CLUSTER_SCRIPT), "status"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+@dataclass
+class Cluster:
+    env: Dict[str, str]
+
+    def run(self, command: Sequence[str], *, cwd: Optional[Path] = None,
+            env: Optional[Dict[str, str]] = None, timeout: float = TIMEOUT_S,
+            check: bool = True) -> subprocess.CompletedProcess:
+        """command with the cluster's environment; a failure shows its output."""
+        environment = {**self.env, **(env or {})}
+        try:
+            done = subprocess.run([str(word) for word in command], cwd=cwd, env=environment,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as error:
+            pytest.fail(f"{shlex.join(map(str, command))} ran longer than {timeout} s:\n"
+                        f"{error.stdout}\n{error.stderr}")
+        if check and done.returncode != 0:
+            pytest.fail(f"{shlex.join(map(str, command))} exited with {done.returncode}:\n"
+                        f"{done.stdout}\n{done.stderr}")
+        return done
+
+    def srun(self, flavour: str, ranks: int = 4, nodes: int = 2) -> List[str]:
+        return ["srun", f"-N{nodes}", f"-n{ranks}", f"--mpi={PMI[flavour]}"]
+
+    def agent_launcher(self, flavour: str, ranks: int = 4, nodes: Sequence[str] = NODES,
+                       count: Optional[str] = None) -> List[str]:
+        """mpirun / mpiexec with the agent, ranks in blocks over the nodes; count is the text of
+        the rank count (str(ranks), or "{np}" for mpilens' --launcher)."""
+        slots = ",".join(f"{node}:{ranks // len(nodes)}" for node in nodes)
+        count = str(ranks) if count is None else count
+        if flavour == "openmpi":
+            return [*shlex.split(self.env["MPILENS_CLUSTER_MPIRUN"]), "--host", slots,
+                    "-np", count]
+        return [*shlex.split(self.env["MPILENS_CLUSTER_MPIEXEC"]), "-hosts", slots, "-n", count]
+
+    def mpilens(self, *args: str) -> List[str]:
+        """The mpilens command of this checkout."""
+        return [sys.executable, "-m", "mpilens", *args]
+
+    def shape(self, rate: str) -> None:
+        subprocess.run([str(CLUSTER_SCRIPT), "shape", rate], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    was_up = _status().startswith("test cluster up")
+    before = None if was_up else _machine_state()
+    if not was_up:
+        started = subprocess.run([str(CLUSTER_SCRIPT), "up"], env={**os.environ, "NODES": "2"},
+                                 capture_output=True, text=True)
+        if started.returncode != 0:
+            pytest.fail(f"make cluster-up failed: {started.stderr.strip()}")
+    environment = {**os.environ, **_cluster_env(), "PYTHONPATH": str(ROOT / "python"),
+                   "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    yield Cluster(env=environment)
+    if was_up:
+        return
+    stopped = subprocess.run([str(CLUSTER_SCRIPT), "down"], capture_output=True, text=True)
+    assert stopped.returncode == 0, stopped.stderr
+    assert _machine_state() == before, "make cluster-down did not leave the machine as it was"
+
+
+@pytest.fixture(params=FLAVOURS)
+def flavour(request) -> str:
+    return request.param

@@ -1,0 +1,68 @@
+"""tests/cluster/cluster.sh and the agent as a user meets them: up again is harmless and says how
+to use the cluster, bad settings and a second size are refused in one line with status 2, the
+nodes are distinct hosts. That down leaves the machine as it was is checked by the session
+fixture (conftest.py) when it stops the cluster it started."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import AGENT, CLUSTER_SCRIPT, NODES
+
+
+def _script(*args: str, env=None, user=None) -> subprocess.CompletedProcess:
+    command = [str(CLUSTER_SCRIPT), *args]
+    if user is not None:
+        command = ["runuser", "-u", user, "--", *command]
+    return subprocess.run(command, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+def _one_line_error(done: subprocess.CompletedProcess, text: str) -> None:
+    assert done.returncode == 2, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cluster: ") and text in lines[0], done.stderr
+
+
+def test_up_again_is_harmless_and_says_how_to_use_it(cluster):
+    done = _script("up", env={"NODES": "2", "RATE": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("test cluster up: 2 nodes (mlnode0..mlnode1")
+    assert "srun -N2 -n4 --mpi=pmix" in done.stdout and "make cluster-down" in done.stdout
+    assert _script("status").stdout.startswith("test cluster up: NODES=2")
+
+
+def test_another_size_is_refused(cluster):
+    _one_line_error(_script("up", env={"NODES": "3"}),
+                    "already up with NODES=2 RATE=; run \"make cluster-down\" before starting it "
+                    "with NODES=3")
+
+
+@pytest.mark.parametrize("settings,text", [
+    ({"NODES": "9"}, 'invalid NODES="9": expected an integer from 1 to 8'),
+    ({"NODES": "two"}, 'invalid NODES="two"'),
+    ({"RATE": "fast"}, 'invalid RATE="fast": expected a rate such as 100mbit or 1gbit'),
+])
+def test_bad_settings_are_refused(cluster, settings, text):
+    _one_line_error(_script("up", env=settings), text)
+
+
+def test_not_root_is_refused(cluster):
+    _one_line_error(_script("up", user="nobody"), "must run as root")
+
+
+def test_nodes_are_distinct_hosts(cluster):
+    for node in NODES:
+        done = cluster.run([AGENT, "-x", node, "hostname; cat /proc/sys/kernel/random/boot_id"])
+        name, boot_id = done.stdout.split()
+        assert name == node
+        assert boot_id != open("/proc/sys/kernel/random/boot_id").read().strip()
+
+
+def test_agent_refuses_an_unknown_node(cluster):
+    done = subprocess.run([str(AGENT), "mlnode9", "true"], capture_output=True, text=True)
+    assert done.returncode == 255
+    assert done.stderr.strip() == 'agent: no node "mlnode9" in the test cluster (make cluster-up starts it)'

@@ -1,0 +1,89 @@
+"""The families across nodes: mpilens inside a Slurm allocation (srun by default, the report
+naming both hosts and saying the cores were the limit), coll against its known latencies under a
+hop delay, and the overlap maps over TCP without and with libmpilens-progress."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, bin_dir, hosts_by_rank, meta_of, points_of
+
+CHECK_COLL = ROOT / "tests" / "mpi" / "check_coll.py"
+PROGRESS_LIBRARY = "libmpilens-progress.so"
+SHARED_MACHINE = "hosts mlnode0 and mlnode1 are one machine (they report the same machine id)"
+
+
+def test_family_in_an_allocation_uses_srun(cluster, flavour, tmp_path):
+    """mpilens progress inside salloc: srun with the flavour's PMI plugin on the allocation's 4
+    tasks, without and with libmpilens-progress's thread; the report names both hosts and says
+    that ranks and threads outnumber the cores the emulated nodes share."""
+    out = tmp_path / "progress"
+    done = cluster.run(["salloc", "-N2", "-n4", *cluster.mpilens(
+        "progress", "--mpi", flavour, "--bench", "p2p", "--sizes", "1K:4K", "--threads", "yield",
+        "--placement", "shared", "--no-async", "--no-overlap", "--preset", "quick",
+        "--output", out)], cwd=tmp_path)
+    plugin = {"openmpi": "pmix", "mpich": "pmi2"}[flavour]
+    assert f"mpilens: running srun -n 4 --mpi={plugin} " in done.stderr, done.stderr
+    runs = sorted(out.glob("progress-*.jsonl"))
+    assert [run.name for run in runs] == ["progress-none.jsonl", "progress-thread-yield.jsonl"]
+    for run in runs:
+        assert meta_of(run)["hosts"] == hosts_by_rank(4)
+    threaded = meta_of(out / "progress-thread-yield.jsonl")["progress_setting"]["library"]
+    assert threaded["running_per_rank"] == [1, 1, 1, 1]
+    page = (out / "report.html").read_text()
+    assert "mlnode0 (ranks 0-1); mlnode1 (ranks 2-3)" in page
+    assert SHARED_MACHINE in page
+    assert "4 ranks on the machine of hosts mlnode0 and mlnode1 (ranks 0-3) outnumber its" in page
+
+
+def test_coll_under_a_hop_delay_finds_the_truth(cluster, flavour, tmp_path):
+    """The binomial reference broadcast under 5 ms per hop: oli within 10% of the analytic
+    latency across the nodes (--wait auto sleeps: the 4 ranks share one machine's 2 cores)."""
+    output = tmp_path / "coll.jsonl"
+    cluster.run([*cluster.srun(flavour), bin_dir(flavour) / "mpilens-coll", "--algo", "binomial",
+                 "--method", "oli", "--hop-delay", "5ms", "--block", "10", "--reps", "3",
+                 "--output", output], cwd=tmp_path)
+    assert meta_of(output)["options"]["wait"] == "auto"
+    assert all(point["params"]["wait"] == "sleep" for point in points_of(output))
+    checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "truth"],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_coll_without_a_delay(cluster, flavour, tmp_path):
+    """The library's broadcast through every method across the nodes: every point measured."""
+    output = tmp_path / "coll.jsonl"
+    cluster.run([*cluster.agent_launcher(flavour), bin_dir(flavour) / "mpilens-coll",
+                 "--algo", "library", "--block", "10", "--reps", "3", "--min-blocks", "2",
+                 "--max-blocks", "2", "--output", output], cwd=tmp_path)
+    points = points_of(output)
+    methods = {point["params"]["method"] for point in points}
+    assert {"oli", "rounds", "ack"} <= methods, methods
+    assert len(points) == meta_of(output)["points_total"]
+    assert all(point["stats"]["latency_ns"] > 0 for point in points
+               if point["params"]["method"] == "oli"), json.dumps(points)[:2000]
+
+
+def test_overlap_maps_over_tcp_without_and_with_the_thread(cluster, flavour, tmp_path):
+    """mpilens-overlap across the nodes alone and under libmpilens-progress (yield); the report
+    of both counts the threads in what shares the cores."""
+    library = ROOT / "build" / flavour / "lib" / PROGRESS_LIBRARY
+    quick = ["--preset", "quick", "--bench", "sender,receiver", "--sizes", "1K:64K",
+             "--compute", "10us:100us", "--reps", "3"]
+    alone, threaded = tmp_path / "overlap-none.jsonl", tmp_path / "overlap-thread.jsonl"
+    program = bin_dir(flavour) / "mpilens-overlap"
+    cluster.run([*cluster.srun(flavour), program, *quick, "--output", alone], cwd=tmp_path)
+    cluster.run([*cluster.srun(flavour), program, *quick, "--output", threaded], cwd=tmp_path,
+                env={"LD_PRELOAD": str(library), "MPILENS_PROGRESS": "yield"})
+    assert meta_of(alone)["progress_setting"]["label"] == "none"
+    assert meta_of(threaded)["progress_setting"]["label"] == "thread:yield"
+    for path in (alone, threaded):
+        assert {point["bench"] for point in points_of(path)} == {"ref-pingpong", "sender",
+                                                                 "receiver"}
+    cluster.run(cluster.mpilens("report", tmp_path), cwd=tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert "4 ranks on the machine of hosts mlnode0 and mlnode1 (ranks 0-3) outnumber" in page
+    assert ("4 ranks and 4 progress threads on the machine of hosts mlnode0 and mlnode1 "
+            "(ranks 0-3) outnumber") in page
