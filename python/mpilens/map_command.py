@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,11 @@ def _add_map_command(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--bin-dir", metavar="DIR", help=BIN_DIR_HELP)
     sub.add_argument("--seed", type=_seed, default=1, metavar="N",
                      help="seed of the random choices (random baseline, ties; default 1)")
+    sub.add_argument("--hosts", metavar="LIST|slurm",
+                     help="host names separated by commas, or slurm for the nodes of the current "
+                          "allocation: the machine is then one copy of --topology per host, "
+                          "joined under a node level, and the files name those hosts "
+                          "(docs/cluster.md)")
     sub.add_argument("--costs", metavar="LIST",
                      help="cost per byte at each level of the topology, from the top, separated "
                           "by commas (default: the topology's)")
@@ -109,6 +115,34 @@ def _matrix_file(source: Path, kind: str, scratch: Path) -> Path:
     with open(path, "w", encoding="utf-8") as out:
         matrices.write_matrix_market(_summed_bytes(source, kind), out)
     return path
+
+
+# --- the hosts -----------------------------------------------------------------------------------
+
+def allocation_hosts() -> List[str]:
+    """The nodes of the Slurm allocation this runs in, as `scontrol show hostnames` expands
+    SLURM_JOB_NODELIST."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    if not nodelist:
+        raise MpilensError("--hosts slurm: not inside a Slurm allocation (SLURM_JOB_NODELIST is "
+                           "not set); run it inside salloc or sbatch, or name the hosts")
+    try:
+        done = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
+                              text=True, timeout=30, errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise MpilensError(f"--hosts slurm: cannot run scontrol: {error}") from None
+    hosts = done.stdout.split()
+    if done.returncode != 0 or not hosts:
+        raise MpilensError(f'--hosts slurm: scontrol cannot expand "{nodelist}": '
+                           f"{done.stderr.strip() or 'no host'}")
+    return hosts
+
+
+def _hosts_option(text: Optional[str]) -> Optional[str]:
+    """mpilens-map's --hosts for ours: the names as given, or the allocation's for slurm."""
+    if text is None:
+        return None
+    return ",".join(allocation_hosts()) if text.strip() == "slurm" else text
 
 
 # --- running the program -------------------------------------------------------------------------
@@ -266,6 +300,9 @@ def cmd_map(args: argparse.Namespace) -> int:
         command = [str(program), "--matrix", str(matrix), "--topology", args.topology,
                    "--algo", ",".join(_algo_list(args.algo)), "--seed", str(args.seed),
                    "--output", str(output), "--quiet"]
+        hosts = _hosts_option(args.hosts)
+        if hosts is not None:
+            command += ["--hosts", hosts]
         if args.costs is not None:
             command += ["--costs", args.costs]
         _run_program(command)

@@ -10,6 +10,8 @@ as in the seed's figures 6 and 7), however busy the machine."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from conftest import ROOT, bin_dir, meta_of, points_of
@@ -76,3 +78,40 @@ def test_map_library_on_real_hosts(cluster, flavour, program, tmp_path):
     if program == "test_map_reorder_hwloc":
         assert '2 hosts joined under "node", 2 slots each' in done.stdout, done.stdout
         assert "between nodes: 4002 before, 4 after" in done.stdout, done.stdout
+
+
+HEAVY_PAIRS = "sender,receiver,bytes\n0,2,1000\n2,0,1000\n1,3,1000\n3,1,1000\n0,1,1\n1,0,1\n"
+
+
+def test_map_files_place_a_second_run(cluster, flavour, tmp_path):
+    """mpilens map on the cluster's machine (this node's hwloc tree on each of the two hosts):
+    heavy pairs (0, 2) and (1, 3), which a packed launch splits, go onto one host each; the
+    flavour's own file (Open MPI's rankfile, hydra's host list) and the Slurm host file then
+    place a real run, whose meta record shows every rank on its host (and, under the rankfile,
+    on its core)."""
+    matrix = tmp_path / "pairs.csv"
+    matrix.write_text(HEAVY_PAIRS)
+    prefix = tmp_path / "m"
+    cluster.run(cluster.mpilens("map", matrix, "--mpi", flavour, "--hosts", "mlnode0,mlnode1",
+                                "--out", prefix), cwd=tmp_path)
+    places = [line.split() for line in (tmp_path / "m.perm").read_text().splitlines()
+              if not line.startswith("#")]
+    host_of = [host for _, _, host, _, _ in places]
+    assert host_of[0] == host_of[2] != host_of[1] == host_of[3], places
+    assert set(host_of) == {"mlnode0", "mlnode1"}
+    sanity = [bin_dir(flavour) / "mpilens-sanity", "--preset", "quick", "--checks", "clock",
+              "--reps", "3"]
+    own = (shlex.split(cluster.env["MPILENS_CLUSTER_MPIRUN"])
+           + ["-np", "4", "--rankfile", tmp_path / "m.rankfile"] if flavour == "openmpi"
+           else shlex.split(cluster.env["MPILENS_CLUSTER_MPIEXEC"])
+           + ["-n", "4", "-f", tmp_path / "m.hydra"])
+    launches = {"own": (own, {}),
+                "slurm": ([*cluster.srun(flavour), "--distribution=arbitrary"],
+                          {"SLURM_HOSTFILE": str(tmp_path / "m.slurm")})}
+    for name, (launcher, env) in launches.items():
+        output = tmp_path / f"placed-{name}.jsonl"
+        cluster.run([*launcher, *sanity, "--output", output], cwd=tmp_path, env=env)
+        meta = meta_of(output)
+        assert meta["hosts"] == host_of, f"{name}: {meta['hosts']} against {host_of}"
+        if name == "own" and flavour == "openmpi":
+            assert meta["binding"] == [pu for _, _, _, _, pu in places], meta["binding"]

@@ -106,6 +106,44 @@ def test_one_host_hydra_binds_to_the_pus(built, tmp_path):
             in done.stdout.splitlines())
 
 
+def test_hosts_name_the_nodes_of_every_file(built, tmp_path):
+    """--hosts joins one copy of the topology per host: the files name real hosts."""
+    matrix = write_csv(tmp_path / "pairs.csv", HEAVY_PAIRS)
+    done = run_map(built, tmp_path, matrix, "--topology", "core:2", "--hosts", "n-a,n-b")
+    assert done.returncode == 0, done.stderr
+    assert answer(tmp_path)["topology"]["text"].startswith("node:2 core:2")
+    assert output(tmp_path, "rankfile") == ["rank 0=n-a slot=0", "rank 1=n-b slot=0",
+                                            "rank 2=n-a slot=1", "rank 3=n-b slot=1"]
+    assert output(tmp_path, "slurm") == ["n-a", "n-b", "n-a", "n-b"]
+    assert output(tmp_path, "hydra") == ["n-a:1", "n-b:1", "n-a:1", "n-b:1"]
+
+
+def test_hosts_of_the_slurm_allocation(built, tmp_path):
+    """--hosts slurm expands SLURM_JOB_NODELIST with scontrol (a stand-in here)."""
+    scontrol = tmp_path / "bin" / "scontrol"
+    scontrol.parent.mkdir()
+    scontrol.write_text('#!/bin/sh\n[ "$1 $2 $3" = "show hostnames c[1-2]" ] && printf "c1\\nc2\\n"\n')
+    scontrol.chmod(0o755)
+    matrix = write_csv(tmp_path / "pairs.csv", HEAVY_PAIRS)
+    environment = {"SLURM_JOB_NODELIST": "c[1-2]",
+                   "PATH": f"{scontrol.parent}{os.pathsep}{os.environ['PATH']}"}
+    done = run_cli("map", str(matrix), "--mpi", built[0], "--out", str(tmp_path / "m"),
+                   "--topology", "core:2", "--hosts", "slurm", cwd=tmp_path, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert output(tmp_path, "slurm") == ["c1", "c2", "c1", "c2"]
+
+
+@pytest.mark.parametrize("hosts,env,message", [
+    ("slurm", {}, "--hosts slurm: not inside a Slurm allocation (SLURM_JOB_NODELIST is not set)"),
+    ("a,a", {}, 'invalid value "a,a" for --hosts: "a" is named twice'),
+])
+def test_bad_hosts(built, tmp_path, hosts, env, message):
+    matrix = write_csv(tmp_path / "pairs.csv", HEAVY_PAIRS)
+    done = run_cli("map", str(matrix), "--mpi", built[0], "--out", str(tmp_path / "m"),
+                   "--topology", "core:2", "--hosts", hosts, cwd=tmp_path, env=env)
+    assert message in one_line_error(done)
+
+
 def table_rows(stdout: str) -> dict:
     """algorithm -> cells of the printed table."""
     lines = stdout.splitlines()
