@@ -556,16 +556,11 @@ def default_formats(ranks: int) -> Tuple[str, ...]:
     return FORMATS if ranks <= DENSE_DEFAULT_RANKS else SPARSE_FORMATS
 
 
-def dense_size(ranks: int) -> int:
-    """The fewest bytes a dense file of ranks × ranks values takes: a digit and a separator
-    each."""
-    return 2 * ranks * ranks
-
-
 def _check_room(traffic: Traffic, directory: Path) -> None:
     """The dense exports grow with P × P: refuse them, in one line, where they would fill the
     disk."""
-    needed = 2 * dense_size(traffic.ranks)
+    # Two files, each of P × P values of a digit and a separator at least.
+    needed = 2 * 2 * traffic.ranks * traffic.ranks
     free = shutil.disk_usage(directory).free
     if needed > free:
         raise MpilensError(
