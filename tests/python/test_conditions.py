@@ -39,8 +39,8 @@ def test_emulated_nodes_are_one_crowded_machine():
 def test_ranks_that_fill_each_nodes_cores():
     found = conditions(meta(["n0", "n0", "n1", "n1"], [A, A, B, B], cpus=2))
     assert [sentence.split(";")[0] for sentence in found] == [
-        "2 ranks on host n0 fill its 2 cores", "2 ranks on host n1 fill its 2 cores"]
-    assert all("(TCP) has no core of its own" in sentence for sentence in found)
+        "2 ranks on each of 2 hosts (n0 and n1) fill its 2 cores"]
+    assert "(TCP) has no core of its own" in found[0]
 
 
 def test_progress_threads_count():
@@ -54,8 +54,7 @@ def test_asynchronous_progress_of_the_library_counts():
     found = conditions(meta(["n0", "n1"], [A, B], cpus=2, running=[0, 0],
                             label="none+async:MPIR_CVAR_ASYNC_PROGRESS=1"))
     assert [sentence.split(";")[0] for sentence in found] == [
-        "1 rank and 1 progress thread on host n0 fill its 2 cores",
-        "1 rank and 1 progress thread on host n1 fill its 2 cores"]
+        "1 rank and 1 progress thread on each of 2 hosts (n0 and n1) fill its 2 cores"]
 
 
 def test_files_without_machine_identities_group_by_host():
@@ -63,3 +62,20 @@ def test_files_without_machine_identities_group_by_host():
     assert [sentence.split(";")[0] for sentence in found] == [
         "3 ranks on host n0 outnumber its 2 cores: ranks and threads wait for a core, and the "
         "timings include that waiting"]
+
+
+def test_thousands_of_hosts_in_one_condition_make_one_sentence():
+    hosts = [f"c{rank // 64}" for rank in range(65536)]
+    machines = [f"{rank // 64:016x}" for rank in range(65536)]
+    found = conditions(meta(hosts, machines, cpus=64))
+    assert [sentence.split(";")[0] for sentence in found] == [
+        "64 ranks on each of 1024 hosts (c0, c1, c2 and 1021 more) fill its 64 cores"]
+
+
+def test_several_machines_with_several_hosts_each():
+    hosts = ["a", "b", "c", "d"] * 2
+    found = conditions(meta(sorted(hosts), ["1" * 16] * 4 + ["2" * 16] * 4, cpus=4))
+    assert found[0].startswith("2 machines carry several host names each (the same machine id): "
+                               "hosts a and b; hosts c and d: emulated nodes or containers")
+    assert found[1].startswith("4 ranks on each of 2 machines (hosts a and b; hosts c and d) "
+                               "fill its 4 cores; ")

@@ -6,7 +6,7 @@ network stack that runs on the CPUs (TCP). Every family's findings start with th
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..results import Record, record_integer
 from ..units import counted, rank_ranges
@@ -36,32 +36,67 @@ def _threads_per_rank(meta: Record, ranks: int) -> List[int]:
     return threads
 
 
+# Names a sentence lists before it counts the rest: a run of 65536 ranks may have thousands of
+# hosts in the same condition, which one sentence says.
+SHOWN = 3
+
+
 def _listed(names: Sequence[str]) -> str:
+    """a; a and b; a, b and c; a, b, c and 5 more."""
+    if len(names) > SHOWN + 1:
+        return ", ".join(names[:SHOWN]) + f" and {len(names) - SHOWN} more"
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
-def _machines(hosts: List[str], machines: Optional[List[str]]) -> Dict[str, List[int]]:
-    """The ranks of each machine: by machine identity where every rank recorded one, else by
-    host name (a host is then taken for a machine of its own)."""
+def _host_groups(groups: Sequence[Sequence[str]]) -> str:
+    """hosts a and b; hosts c and d; and 5 more: machines by their host names."""
+    more = f"; and {len(groups) - SHOWN} more" if len(groups) > SHOWN else ""
+    return "; ".join(f"hosts {_listed(names)}" for names in groups[:SHOWN]) + more
+
+
+def _machines(hosts: List[str], machines: Optional[List[str]]) -> List[List[int]]:
+    """The ranks of each machine, in order of their lowest rank: by machine identity where every
+    rank recorded one, else by host name (a host is then taken for a machine of its own)."""
     keys = machines if machines and all(machines) else hosts
     grouped: Dict[str, List[int]] = {}
     for rank, key in enumerate(keys):
         grouped.setdefault(key, []).append(rank)
-    return grouped
+    return list(grouped.values())
 
 
-def _shared_machine_sentence(names: List[str], cores: Optional[int]) -> str:
+def _shared_machine_sentence(groups: List[List[str]], cores: Optional[int]) -> str:
     share = f"its {counted(cores, 'core')}" if cores else "its cores"
-    return (f"hosts {_listed(names)} are one machine (they report the same machine id): "
-            "emulated nodes or containers, or nodes installed from one image that kept its "
-            f"machine id. Their ranks share {share}, and the traffic between them crosses that "
-            "machine's own kernel rather than a network: figures between these hosts test "
+    if len(groups) == 1:
+        which = f"hosts {_listed(groups[0])} are one machine (they report the same machine id)"
+    else:
+        which = (f"{len(groups)} machines carry several host names each (the same machine id): "
+                 + _host_groups(groups))
+    return (f"{which}: emulated nodes or containers, or nodes installed from one image that kept "
+            f"its machine id. Their ranks share {share}, and the traffic between them crosses "
+            "that machine's own kernel rather than a network: figures between these hosts test "
             "function, not the performance of a network")
 
 
-def _crowded_sentence(where: str, ranks: int, threads: int, cores: int) -> str:
+Machine = Tuple[List[str], List[int]]  # a machine's host names and ranks
+
+
+def _where(machines: List[Machine]) -> str:
+    """The machines a sentence is about: one by its host (or hosts and ranks), several counted."""
+    several_hosts = len(machines[0][0]) > 1
+    if len(machines) == 1:
+        names, members = machines[0]
+        return (f"the machine of hosts {_listed(names)} (ranks {rank_ranges(members)})"
+                if several_hosts else f"host {names[0]}")
+    if several_hosts:
+        return f"each of {len(machines)} machines ({_host_groups([n for n, _ in machines])})"
+    return f"each of {len(machines)} hosts ({_listed([names[0] for names, _ in machines])})"
+
+
+def _crowded_sentence(machines: List[Machine], ranks: int, threads: int, cores: int) -> str:
+    """Ranks and threads that fill or outnumber the cores of every one of machines."""
     busy = counted(ranks, "rank") + (f" and {counted(threads, 'progress thread')}" if threads
                                       else "")
+    where = _where(machines)
     if ranks + threads > cores:
         state = (f"outnumber its {counted(cores, 'core')}: ranks and threads wait for a core, "
                  "and the timings include that waiting")
@@ -74,7 +109,8 @@ def _crowded_sentence(where: str, ranks: int, threads: int, cores: int) -> str:
 
 def conditions(meta: Record) -> List[str]:
     """What in a multi-host run makes its timings doubtful; nothing for a run on one host (each
-    family says what sharing one machine's cores does to its own figures)."""
+    family says what sharing one machine's cores does to its own figures). Machines in the same
+    condition share one sentence, so that it stays one line at any number of hosts."""
     ranks = record_integer(meta.get("ranks"))
     nodes = record_integer(meta.get("nodes"))
     if ranks is None or nodes is None or nodes < 2:
@@ -84,14 +120,16 @@ def conditions(meta: Record) -> List[str]:
         return []
     cores = record_integer(meta.get("cpus_online"))
     threads = _threads_per_rank(meta, ranks)
-    found = []
-    for members in _machines(hosts, _strings(meta, "machines", ranks)).values():
-        names = sorted({hosts[rank] for rank in members})
+    shared: List[List[str]] = []
+    crowded: Dict[Tuple[int, int, bool], List[Machine]] = {}
+    for members in _machines(hosts, _strings(meta, "machines", ranks)):
+        names = list(dict.fromkeys(hosts[rank] for rank in members))
         if len(names) > 1:
-            found.append(_shared_machine_sentence(names, cores))
+            shared.append(names)
         busy_threads = sum(threads[rank] for rank in members)
         if cores and len(members) + busy_threads >= cores:
-            where = (f"host {names[0]}" if len(names) == 1
-                     else f"the machine of hosts {_listed(names)} (ranks {rank_ranges(members)})")
-            found.append(_crowded_sentence(where, len(members), busy_threads, cores))
-    return found
+            key = (len(members), busy_threads, len(names) > 1)
+            crowded.setdefault(key, []).append((names, members))
+    found = [_shared_machine_sentence(shared, cores)] if shared else []
+    return found + [_crowded_sentence(machines, count, busy, cores)
+                    for (count, busy, _), machines in crowded.items()]

@@ -651,9 +651,9 @@ def _control_sentences(run: Run) -> List[str]:
     advice = _undetermined_sentences(LABELS[CONTROL], grid(run, CONTROL))
     median = check.median
     if median is None:
-        counted = counted(check.points, "point") if check.determined == check.points \
+        points = counted(check.points, "point") if check.determined == check.points \
             else f"{check.determined} of its {counted(check.points, 'point')}"
-        return [f"method check: not made, the blocking control has only {counted} determined "
+        return [f"method check: not made, the blocking control has only {points} determined "
                 f"to {PRECISION} and its median needs at least {CONTROL_MIN_POINTS}"] + advice
     sentences = [f"method check: the blocking control's median ratio is {median:.2f} "
                  f"{_over(check.determined, check.points)} (must be about 1)"]
