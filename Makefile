@@ -28,7 +28,7 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -99,6 +99,9 @@ bench-progress: deps build
 bench-map: deps build
 	$(VENV)/bin/python bench/map_speed
 	$(VENV)/bin/python bench/map_vs_ompi
+
+bench-analysis: deps
+	$(VENV)/bin/python bench/analysis_scale
 
 clean:
 	rm -rf build
