@@ -14,7 +14,7 @@ from .markup import Markup, details, element, join, page, png_image, table
 from .results import Record, Run
 from .section import Part, Plot, ReportSection
 from .plots.common import diagnosis_list
-from .units import format_time
+from .units import format_time, rank_ranges
 
 Row = Tuple[str, str]
 
@@ -28,23 +28,13 @@ def short_library(library: str) -> str:
     return " ".join(library.split(",")[0].split())
 
 
-def _rank_ranges(ranks: List[int]) -> str:
-    spans: List[List[int]] = []
-    for rank in ranks:
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
 def _hosts_text(hosts: Sequence[str]) -> str:
     if not hosts:
         return "n/a"
     ranks: Dict[str, List[int]] = {}
     for rank, host in enumerate(hosts):
         ranks.setdefault(host, []).append(rank)
-    return "; ".join(f"{host} (ranks {_rank_ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
+    return "; ".join(f"{host} (ranks {rank_ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
                      for host, r in ranks.items())
 
 

@@ -144,7 +144,27 @@ make_node() { # index
   if [[ -f $STATE/ucx/libucp-fixed.so.0 ]]; then
     nsenter --mount="$STATE/$name.mnt" mount --bind "$STATE/ucx/libucp-fixed.so.0" "$UCP_LIBRARY"
   fi
-  echo "$address $name $HOSTS_MARK" >>/etc/hosts
+  add_hosts_line "$address $name $HOSTS_MARK"
+}
+
+# A line at the end of /etc/hosts; a last line without its newline gets one first (and loses it
+# again at down, which the file $STATE/hosts-newline records).
+add_hosts_line() {
+  if [[ -s /etc/hosts && -n $(tail -c1 /etc/hosts) ]]; then
+    echo >>/etc/hosts
+    touch "$STATE/hosts-newline"
+  fi
+  echo "$1" >>/etc/hosts
+}
+
+# Rewritten in place (not sed -i, which replaces the file: a bind-mounted /etc/hosts refuses that).
+remove_hosts_lines() {
+  local kept
+  kept=$(mktemp)
+  grep -v " $HOSTS_MARK\$" /etc/hosts >"$kept" || true
+  cat "$kept" >/etc/hosts
+  rm -f "$kept"
+  if [[ -f $STATE/hosts-newline ]]; then truncate -s -1 /etc/hosts; fi
 }
 
 # MPICH 4.0 over UCX's TCP transport can hang in MPI_Finalize: it closes every endpoint with a
@@ -345,7 +365,7 @@ down() {
     [[ -e $name ]] && { umount "$name" 2>/dev/null || true; }
   done
   ip link show "$BRIDGE" >/dev/null 2>&1 && ip link delete "$BRIDGE"
-  sed -i "/ $HOSTS_MARK\$/d" /etc/hosts
+  remove_hosts_lines
   if mountpoint -q "$STATE"; then umount "$STATE"; fi
   rm -rf "$STATE"
   echo "test cluster down"
