@@ -357,8 +357,11 @@ down() {
   stop_pid_file "$STATE/slurm/slurmctld.pid"
   stop_pid_file "$STATE/munge/munged.pid"
   # What still runs in a node (job steps, ranks of an interrupted run) was started there by us.
+  # The kernel frees a namespace, and the veth in it, only once its last process has gone and
+  # in its own time: the host ends of the links are deleted here, which takes both ends away.
   for name in $(ip netns list 2>/dev/null | awk '/^mlnode[0-9]+/ {print $1}'); do
     ip netns pids "$name" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+    ip link delete "mlveth${name#mlnode}" 2>/dev/null || true
     ip netns delete "$name"
   done
   for name in "$STATE"/*.mnt "$STATE"/*.uts; do
