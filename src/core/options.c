@@ -193,8 +193,12 @@ static int set_option(ml_option_t *opt, const char *text, char *err, size_t errl
     return 0;
 }
 
+/* Set by the last parse: its caller's ml_options_usage prints JSON (see options.h). */
+static int usage_as_json;
+
 int ml_options_parse(ml_option_t *table, int argc, char **argv, char *err, size_t errlen)
 {
+    usage_as_json = 0;
     for (ml_option_t *opt = table; opt->name; opt++) {
         opt->value = NULL;
         if (opt->kind == ML_OPT_FLAG)
@@ -206,6 +210,10 @@ int ml_options_parse(ml_option_t *table, int argc, char **argv, char *err, size_
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
             return ML_OPTIONS_HELP;
+        if (strcmp(arg, "--options-json") == 0) {
+            usage_as_json = 1;
+            return ML_OPTIONS_HELP;
+        }
         if (strcmp(arg, "--version") == 0)
             return ML_OPTIONS_VERSION;
         if (strncmp(arg, "--", 2) != 0) {
@@ -240,8 +248,75 @@ int ml_options_parse(ml_option_t *table, int argc, char **argv, char *err, size_
     return ML_OPTIONS_OK;
 }
 
+static const char *kind_name(ml_opt_kind_t kind)
+{
+    static const char *const names[] = {
+        [ML_OPT_FLAG] = "flag",
+        [ML_OPT_INT] = "int",
+        [ML_OPT_SIZE] = "size",
+        [ML_OPT_TIME] = "time",
+        [ML_OPT_SIZE_RANGE] = "size-range",
+        [ML_OPT_TIME_RANGE] = "time-range",
+        [ML_OPT_CHOICE] = "choice",
+        [ML_OPT_LIST] = "list",
+        [ML_OPT_STRING] = "string",
+        [ML_OPT_REPS] = "reps",
+        [ML_OPT_FRACTION] = "fraction",
+    };
+    return names[kind];
+}
+
+static void json_choices(ml_json_t *j, const char *choices)
+{
+    char item[64]; /* choices are single words; a list item cannot exceed 31 characters anyway */
+    ml_json_begin_array(j, "choices");
+    for (const char *p = choices; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        ml_json_string(j, NULL, item);
+        p += n + (comma ? 1 : 0);
+    }
+    ml_json_end_array(j);
+}
+
+void ml_options_print_json(FILE *out, const char *program, const ml_option_t *table)
+{
+    ml_json_t j;
+    ml_json_init(&j);
+    ml_json_begin_object(&j, NULL);
+    ml_json_string(&j, "program", program);
+    ml_json_begin_array(&j, "options");
+    for (const ml_option_t *opt = table; opt->name; opt++) {
+        ml_json_begin_object(&j, NULL);
+        ml_json_string(&j, "name", opt->name);
+        ml_json_string(&j, "kind", kind_name(opt->kind));
+        ml_json_string(&j, "metavar", opt->metavar);
+        ml_json_string(&j, "default", opt->defval);
+        if ((opt->kind == ML_OPT_CHOICE || opt->kind == ML_OPT_LIST) && opt->choices)
+            json_choices(&j, opt->choices);
+        if (opt->kind == ML_OPT_INT) {
+            ml_json_int(&j, "min", opt->min);
+            ml_json_int(&j, "max", opt->max);
+        }
+        ml_json_string(&j, "help", opt->doc);
+        ml_json_end_object(&j);
+    }
+    ml_json_end_array(&j);
+    ml_json_end_object(&j);
+    if (j.failed)
+        fprintf(stderr, "%s: out of memory for the options' JSON\n", program);
+    else
+        fprintf(out, "%s\n", j.buf);
+    ml_json_free(&j);
+}
+
 void ml_options_usage(FILE *out, const char *program, const char *summary, const ml_option_t *table)
 {
+    if (usage_as_json) {
+        ml_options_print_json(out, program, table);
+        return;
+    }
     fprintf(out, "usage: %s [options]\n\n%s\n\noptions:\n", program, summary);
     for (const ml_option_t *opt = table; opt->name; opt++) {
         char left[64];
@@ -251,7 +326,8 @@ void ml_options_usage(FILE *out, const char *program, const char *summary, const
             fprintf(out, " (default: %s)", opt->defval);
         fputc('\n', out);
     }
-    fprintf(out, "  %-26s %s\n  %-26s %s\n", "--help", "show this text and exit", "--version",
+    fprintf(out, "  %-26s %s\n  %-26s %s\n  %-26s %s\n", "--help", "show this text and exit", "--options-json",
+            "print the options as JSON (name, kind, default, choices) and exit", "--version",
             "show the mpilens version and exit");
 }
 

@@ -54,11 +54,22 @@ typedef struct {
 
 enum { ML_OPTIONS_OK = 0, ML_OPTIONS_HELP = 1, ML_OPTIONS_VERSION = 2, ML_OPTIONS_ERROR = -1 };
 
-/* Applies defaults, then argv[1..argc-1]. Accepts "--name value" and "--name=value", plus --help
- * and --version. On error writes one line (without the program name) into err. */
+/* Applies defaults, then argv[1..argc-1]. Accepts "--name value" and "--name=value", plus --help,
+ * --options-json and --version. On error writes one line (without the program name) into err.
+ *
+ * --options-json returns ML_OPTIONS_HELP, and the next ml_options_usage prints the table as JSON
+ * instead of text (ml_options_print_json): every program already answers ML_OPTIONS_HELP with
+ * ml_options_usage on one rank and exit status 0, so each one answers --options-json that way
+ * with no code of its own. The mpilens command reads the choice lists from it. */
 int ml_options_parse(ml_option_t *table, int argc, char **argv, char *err, size_t errlen);
 
+/* The usage text, or the JSON of ml_options_print_json after a parse that met --options-json. */
 void ml_options_usage(FILE *out, const char *program, const char *summary, const ml_option_t *table);
+
+/* One line of JSON: {"program": program, "options": [row, ...]}, a row being {"name", "kind",
+ * "metavar", "default", "help"} (null where the table has none), with "choices" (a list) for
+ * CHOICE and LIST options and "min", "max" for INT ones. */
+void ml_options_print_json(FILE *out, const char *program, const ml_option_t *table);
 
 /* Writes {"name": value-text, ...} (flags as booleans) under `key` into j. */
 void ml_options_json(const ml_option_t *table, ml_json_t *j, const char *key);

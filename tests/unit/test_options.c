@@ -130,9 +130,58 @@ static void test_late_default(void)
     CHECK(ml_options_find(late, "size") == &late[1]);
 }
 
+/* What ml_options_usage wrote into a temporary file. */
+static void usage_text(char *buf, size_t len)
+{
+    FILE *out = tmpfile();
+    CHECK(out != NULL);
+    if (!out)
+        return;
+    ml_options_usage(out, "prog", "a summary", table);
+    rewind(out);
+    size_t n = fread(buf, 1, len - 1, out);
+    buf[n] = '\0';
+    fclose(out);
+}
+
+static void test_options_json(void)
+{
+    char err[256] = "";
+    static char text[8192];
+    CHECK(parse(err, sizeof err, ARGS("--count", "9", "--options-json")) == ML_OPTIONS_HELP);
+    usage_text(text, sizeof text);
+    CHECK_STR(text,
+              "{\"program\":\"prog\",\"options\":["
+              "{\"name\":\"flag\",\"kind\":\"flag\",\"metavar\":null,\"default\":null,\"help\":\"a flag\"},"
+              "{\"name\":\"count\",\"kind\":\"int\",\"metavar\":\"N\",\"default\":\"4\",\"min\":1,\"max\":64,"
+              "\"help\":\"a count\"},"
+              "{\"name\":\"size\",\"kind\":\"size\",\"metavar\":\"BYTES\",\"default\":\"1K\",\"help\":\"a size\"},"
+              "{\"name\":\"time\",\"kind\":\"time\",\"metavar\":\"T\",\"default\":\"10us\",\"help\":\"a time\"},"
+              "{\"name\":\"sizes\",\"kind\":\"size-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1:16M\","
+              "\"help\":\"sizes\"},"
+              "{\"name\":\"compute\",\"kind\":\"time-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1us:10ms\","
+              "\"help\":\"times\"},"
+              "{\"name\":\"mode\",\"kind\":\"choice\",\"metavar\":\"a|b\",\"default\":\"a\",\"choices\":[\"a\",\"b\"],"
+              "\"help\":\"a choice\"},"
+              "{\"name\":\"bench\",\"kind\":\"list\",\"metavar\":\"LIST\",\"default\":\"all\","
+              "\"choices\":[\"sender\",\"receiver\",\"bidir\"],\"help\":\"a list\"},"
+              "{\"name\":\"out\",\"kind\":\"string\",\"metavar\":\"FILE\",\"default\":\"x.jsonl\",\"help\":\"a string\"},"
+              "{\"name\":\"reps\",\"kind\":\"reps\",\"metavar\":\"N|auto\",\"default\":\"auto\",\"help\":\"reps\"},"
+              "{\"name\":\"precision\",\"kind\":\"fraction\",\"metavar\":\"P\",\"default\":\"2%\","
+              "\"help\":\"a fraction\"}]}\n");
+
+    /* The next parse without it gets the usage text again. */
+    CHECK(parse(err, sizeof err, ARGS("--help")) == ML_OPTIONS_HELP);
+    usage_text(text, sizeof text);
+    const char *head = "usage: prog [options]\n\na summary\n";
+    CHECK(strncmp(text, head, strlen(head)) == 0);
+    CHECK(strstr(text, "  --options-json") != NULL);
+}
+
 int main(void)
 {
     test_defaults_and_values();
+    test_options_json();
     test_late_default();
     test_errors();
     CHECK_DONE();
