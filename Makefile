@@ -28,12 +28,22 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test lint deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
 
 test: deps build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
+
+# Static checks: ruff (lint and format) and mypy on the Python package (configured in
+# pyproject.toml), shellcheck on every shell script (.shellcheckrc).
+SHELL_SCRIPTS = $(shell git ls-files '*.sh') .ci/run tests/cluster/agent
+
+lint: deps
+	$(VENV)/bin/ruff check python
+	$(VENV)/bin/ruff format --check python
+	$(VENV)/bin/mypy
+	shellcheck $(SHELL_SCRIPTS)
 
 deps: $(VENV)/.installed
 	@tools/install-deps.sh

@@ -4,7 +4,8 @@
 # UCX headers its MPICH workaround is built with, iproute2 for namespaces and tc).
 # On other systems, or without root, it says what is missing and how to get it.
 set -eu
-packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc gfortran)
+packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc gfortran
+          shellcheck)
 if [ "${1:-}" = cluster ]; then
   packages+=(slurm-wlm munge libucx-dev iproute2)
 fi

@@ -86,7 +86,7 @@ make_state_dir() {
   mkdir -p "$STATE"
   mount --bind "$STATE" "$STATE"
   mount --make-private "$STATE"
-  echo "$(settings_line)" >"$STATE/settings"
+  settings_line >"$STATE/settings"
 }
 
 # --- network and namespaces ----------------------------------------------------------------------
@@ -393,7 +393,7 @@ reshape() { # rate or none
       tc qdisc del dev "mlveth$i" root 2>/dev/null || true
     fi
   done
-  echo "$(settings_line)" >"$STATE/settings"
+  settings_line >"$STATE/settings"
   sed -i "s/^export MPILENS_CLUSTER_RATE=.*/export MPILENS_CLUSTER_RATE=$RATE/" "$STATE/env.sh"
   echo "test cluster links: ${RATE:-unshaped}"
 }

@@ -23,6 +23,7 @@ cat >"$prefix/use.c" <<'C'
 int main(void) { printf("%s %d\n", MPILENS_VERSION, MPILENS_VERSION_NUMBER > 0); return 0; }
 C
 cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags mpilens)
+# shellcheck disable=SC2086 # $cc and $cflags: words, one argument each
 $cc $cflags "$prefix/use.c" -o "$prefix/use" || fail "cannot compile against the installed header"
 version=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --modversion mpilens)
 [ "$("$prefix/use")" = "$version 1" ] || fail "header and pkg-config disagree on the version"
@@ -40,6 +41,7 @@ cat >"$prefix/use_api.c" <<'C'
 int main(void) { return mpilens_progress_status_string(MPILENS_PROGRESS_OK) == 0; }
 C
 cflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags mpilens-progress)
+# shellcheck disable=SC2086 # as above
 $mpicc $cflags -c "$prefix/use_api.c" -o "$prefix/use_api.o" || fail "cannot compile against the tool API headers"
 
 # a CMake project finds the package

@@ -65,6 +65,7 @@ judge() {
 measure() {
   local name=$1 ranks=$2 checks=$3; shift 3
   run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
+  # shellcheck disable=SC2086 # $checks: names separated by spaces, one argument each
   judge "$name" $checks
   case $? in
     0) return ;;
@@ -73,6 +74,7 @@ measure() {
   echo "$name: the checks above failed once; measuring again" >&2
   rm -f "$work/$name.jsonl" # else the program would resume from the judged file
   run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
+  # shellcheck disable=SC2086 # as above
   judge "$name" $checks || fail "$name: checks failed twice"
 }
 

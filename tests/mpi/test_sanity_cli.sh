@@ -28,6 +28,7 @@ expect_usage_error() {
   grep -q "Traceback\|Segmentation\|core dumped" "$work/$name.err" && fail "$name: crashed"
 }
 
+# shellcheck disable=SC2054 # the commas separate --checks' names
 quick=(--preset quick --checks clock,offset,compute --compute 1us:100us --reps 5)
 
 expect_usage_error bad_range 'invalid value "1:0" for --compute' --compute 1:0

@@ -1,3 +1,4 @@
+# shellcheck shell=bash # sourced by the bash scripts, so without a #! line
 # Sourced by the MPI test scripts: a work directory removed at exit, failures counted and
 # reported, and what the launcher needs to pass variables on.
 work=$(mktemp -d)

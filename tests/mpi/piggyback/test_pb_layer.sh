@@ -11,6 +11,7 @@
 #   asking for MPI_THREAD_MULTIPLE is told what it gets.
 # usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG NP LAUNCHER [ARGS...]
 set -u
+# shellcheck disable=SC2034 # sweep and cg are read by name, as ${!app}
 library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 np=$7
 shift 7
 launch=("$@")
@@ -52,10 +53,13 @@ for method in pack-before pack-after datatype-before datatype-after separate aut
 done
 
 # The applications: the same checksum, bit for bit, with and without the layer.
+# shellcheck disable=SC2034 # read by name, as ${!args_name}
 app_args_sweep=(--n 16 --iterations 2 --kblock 4)
+# shellcheck disable=SC2034 # read by name, as ${!args_name}
 app_args_cg=(--n 12 --iterations 40)
 for app in sweep cg; do
   program=${!app}
+  # shellcheck disable=SC1087 # the name of the array's elements, for ${!args_name}
   args_name="app_args_$app[@]"
   for receives in specific wildcard; do
     extra=()
