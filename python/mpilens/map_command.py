@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence
 from . import launch, matrices
 from .cli_common import BIN_DIR_HELP, ensure_writable
 from .errors import MpilensError
+from .text import columns, percent
 from .units import format_size, format_time
 
 PROGRAM = "mpilens-map"
@@ -244,10 +245,6 @@ def _gain(cost: float, reference: float) -> Optional[float]:
     return None if reference <= 0 else 1.0 - cost / reference
 
 
-def _percent(value: Optional[float]) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
 def table_lines(answer: dict, chosen: str) -> List[str]:
     """The chosen algorithm, then the baselines: hop-bytes, weighted cost, busiest link, share of
     the bytes between top-level objects, gain over identity, time."""
@@ -263,12 +260,10 @@ def table_lines(answer: dict, chosen: str) -> List[str]:
         total = cost["total_bytes"]
         share = cost["bytes_at_level"][0] / total if total > 0 else None
         rows.append([name, f"{cost['hop_bytes']:,.0f}", f"{cost['weighted_bytes']:,.0f}",
-                     format_size(cost["busiest_link"]), _percent(share),
-                     _percent(_gain(cost["weighted_bytes"], identity)),
+                     format_size(cost["busiest_link"]), percent(share, 1),
+                     percent(_gain(cost["weighted_bytes"], identity), 1),
                      format_time(result["seconds"] * 1e9)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                      for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+    return columns(rows, left=1)
 
 
 def _oversubscription(answer: dict) -> Optional[str]:
@@ -317,7 +312,7 @@ def cmd_map(args: argparse.Namespace) -> int:
         print(line)
     identity = next(r for r in answer["results"] if r["algo"] == "identity")
     cost, reference = chosen["cost"]["weighted_bytes"], identity["cost"]["weighted_bytes"]
-    print(f"{args.algo}: predicted gain over identity {_percent(_gain(cost, reference))} "
+    print(f"{args.algo}: predicted gain over identity {percent(_gain(cost, reference), 1)} "
           f"(weighted cost {cost:,.0f} against {reference:,.0f})")
     print(f"results: {output}")
     for path in files.values():

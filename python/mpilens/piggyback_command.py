@@ -21,6 +21,7 @@ from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _
                          lib_dir_help)
 from .errors import MpilensError
 from .progress import Progress
+from .text import short_library
 from .units import format_size, parse_size
 
 PIGGYBACK_LIBRARY = "mpilens-piggyback"
@@ -347,7 +348,7 @@ def _auto_file_line(args: argparse.Namespace, base: results.Run,
     if library is None:
         return f"{what} (not written: the results do not name the MPI library)"
     piggyback.write_auto_file(path, library, threshold.size)
-    return f'{what} for "{report.short_library(library)}", written to {path}'
+    return f'{what} for "{short_library(library)}", written to {path}'
 
 
 def _check_auto_file() -> None:

@@ -11,10 +11,11 @@ from typing import Dict, List, Sequence, Tuple
 from . import families
 from .analysis.conditions import conditions
 from .markup import Markup, details, element, join, page, png_image, table
-from .results import Record, Run
+from .results import Run, record_object
 from .section import Part, Plot, ReportSection
 from .plots.common import diagnosis_list
-from .units import format_time, rank_ranges
+from .text import ranges, short_library
+from .units import format_time
 
 Row = Tuple[str, str]
 
@@ -23,18 +24,13 @@ def _css() -> str:
     return resources.files("mpilens").joinpath("report.css").read_text(encoding="utf-8")
 
 
-def short_library(library: str) -> str:
-    """The library's name and version out of MPI_Get_library_version's long first line."""
-    return " ".join(library.split(",")[0].split())
-
-
 def _hosts_text(hosts: Sequence[str]) -> str:
     if not hosts:
         return "n/a"
     ranks: Dict[str, List[int]] = {}
     for rank, host in enumerate(hosts):
         ranks.setdefault(host, []).append(rank)
-    return "; ".join(f"{host} (ranks {rank_ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
+    return "; ".join(f"{host} (ranks {ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
                      for host, r in ranks.items())
 
 
@@ -48,11 +44,6 @@ def _pairs(mapping: object) -> str:
     return "; ".join(f"{key}={_value(value)}" for key, value in sorted(mapping.items()))
 
 
-def _object(record: Record, key: str) -> Record:
-    value = record.get(key)
-    return value if isinstance(value, dict) else {}
-
-
 def completeness(run: Run) -> str:
     done, total = len(run.points), run.points_total
     return f"{done} of {total} points" + (" (interrupted)" if done < total else "")
@@ -61,7 +52,7 @@ def completeness(run: Run) -> str:
 def metadata_rows(run: Run) -> List[Row]:
     """The run's context as (label, text) rows, the same rows in every report and comparison."""
     meta = run.meta
-    mpi, clock = _object(meta, "mpi"), _object(meta, "clock")
+    mpi, clock = record_object(meta, "mpi"), record_object(meta, "clock")
     command = meta.get("command")
     binding = meta.get("binding") or []
 
@@ -94,7 +85,7 @@ def metadata_rows(run: Run) -> List[Row]:
 
 
 def _metadata_table(run: Run) -> Markup:
-    mpi = _object(run.meta, "mpi")
+    mpi = record_object(run.meta, "mpi")
     full = mpi.get("library_full")
     shown = isinstance(full, str) and full.strip() and full.strip() != mpi.get("library")
     library_details = (details("full MPI library version", element("pre", full)) if shown
@@ -176,7 +167,7 @@ def _section(run: Run, outdir: Path, plot_prefix: str, heading_suffix: str = "")
 
 def _subtitle(runs: Sequence[Run]) -> str:
     dates = sorted({str(run.meta.get("date", ""))[:10] for run in runs} - {""})
-    libraries = sorted({short_library(str(_object(run.meta, "mpi").get("library", "")))
+    libraries = sorted({short_library(str(record_object(run.meta, "mpi").get("library", "")))
                         for run in runs} - {""})
     return " · ".join([", ".join(dates) or "undated", ", ".join(libraries) or "unknown MPI"])
 

@@ -69,6 +69,12 @@ def record_number(value: object) -> Optional[float]:
     return float(value) if math.isfinite(value) else None
 
 
+def record_object(record: Record, key: str) -> Record:
+    """The object at `key` of a record; {} when it is missing or not an object."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def record_integer(value: object) -> Optional[int]:
     """A whole number from a record; None for anything else."""
     number = record_number(value)

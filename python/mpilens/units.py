@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Callable, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 from .errors import MpilensError
 
@@ -113,19 +113,3 @@ def format_time(ns: Optional[Number]) -> str:
 def short_size(size: int) -> str:
     """A size in a tick label or table header: 1K, 64K, 1M (format_size without spaces and iB)."""
     return format_size(size).replace(" ", "").replace("iB", "")
-
-
-def rank_ranges(ranks: Iterable[int]) -> str:
-    """1-3, 5 style text of ranks."""
-    spans: List[List[int]] = []
-    for rank in sorted(set(ranks)):
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-def counted(number: int, noun: str) -> str:
-    """1 rank, 2 ranks."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

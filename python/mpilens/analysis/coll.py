@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..results import Record, Run, record_integer, record_number
-from ..units import format_size, format_time, rank_ranges
+from ..text import columns, percent, ranges
+from ..units import format_size, format_time
 from .overlap import run_names
 
 OPS = ("bcast", "reduce", "allreduce")
@@ -341,15 +342,11 @@ def shape_check(found: Profile) -> Optional[ShapeCheck]:
 # --- words ---------------------------------------------------------------------------------------
 
 def _ranks_phrase(ranks: Sequence[int]) -> str:
-    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranges(ranks)}"
 
 
 def _factor(value: float) -> str:
     return f"{value:.1f}x"
-
-
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
 
 
 def _counts(ranks: Sequence[int]) -> str:
@@ -393,11 +390,11 @@ def _truth_sentences(label: str, config: Config,
     numbers = f"{format_time(value)} vs {format_time(true)}"
     if abs(error) > AGREEMENT:
         side = "above" if error > 0 else "below"
-        return [f"warning: {label}: {delay} the oli estimate is {_percent(abs(error))} {side} "
+        return [f"warning: {label}: {delay} the oli estimate is {percent(abs(error))} {side} "
                 f"the analytic truth at {ranks} ranks ({numbers}), beyond the "
-                f"{_percent(AGREEMENT)} the method should reach: ranks sharing cores, a noisy "
+                f"{percent(AGREEMENT)} the method should reach: ranks sharing cores, a noisy "
                 "machine or a broken assumption of the method (see the per-rank profile)"]
-    within = _percent(max(abs(error), 0.01))
+    within = percent(max(abs(error), 0.01))
     if len(errors) == 1:
         return [f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
                 f"{ranks} ranks ({numbers})"]
@@ -472,7 +469,7 @@ def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         where = f"{_ranks_phrase(found.gap_bound)} ({found.ranks} ranks)"
         gap = f" ({format_time(found.gap_ns)})"
     else:
-        where = "ranks " + " and ".join(f"{rank_ranges(found.gap_bound)} at {found.ranks} ranks"
+        where = "ranks " + " and ".join(f"{ranges(found.gap_bound)} at {found.ranks} ranks"
                                         for found in remedied)
         gap = ""
     remedies = sorted({found.remedy for found in remedied})
@@ -556,11 +553,11 @@ def _deviation_sentence(label: str, config: Config, found: Deviation) -> str:
     if ratio > 1:
         reason = ABOVE_REASONS.get(found.method)
         told = (f"overestimates {what} by {_factor(ratio)}" if ratio >= FACTOR_FROM
-                else f"reports {_percent(ratio - 1)} above oli")
+                else f"reports {percent(ratio - 1)} above oli")
     else:
         reason = BELOW_REASONS.get(found.method)
         told = (f"underestimates {what} by {_factor(1 / ratio)}" if 1 / ratio >= FACTOR_FROM
-                else f"reports {_percent(1 - ratio)} below oli")
+                else f"reports {percent(1 - ratio)} below oli")
     sentence = f"{label}: {found.method} {told} at {ranks} ranks"
     if reason:
         sentence += f" ({reason})"
@@ -584,7 +581,7 @@ def _method_sentences(label: str, config: Config,
     sentences = [_deviation_sentence(label, config, d) for d in found if d not in agreeing]
     if agreeing:
         names = ", ".join(f"{d.method} ({d.ranks} ranks)" for d in agreeing)
-        sentences.append(f"{label}: within {_percent(AGREEMENT)} of oli at the largest rank "
+        sentences.append(f"{label}: within {percent(AGREEMENT)} of oli at the largest rank "
                          f"count measured: {names}")
     return sentences
 
@@ -641,9 +638,9 @@ def _quality_sentences(run: Run) -> List[str]:
     config = config_of(worst)
     name = f"{method_of(worst)} on {config.op}/{config.algo}" if config else worst["key"]
     sentence = (f"{len(noisy)} of {len(measured)} points stopped with the relative standard "
-                f"deviation of their block results above the {_percent(limit)} aimed at: their "
+                f"deviation of their block results above the {percent(limit)} aimed at: their "
                 f"estimates are less certain; worst {name} at {ranks_of(worst)} ranks "
-                f"({_percent(worst_rsd)})")
+                f"({percent(worst_rsd)})")
     if worst_rsd > NOISY_RSD:
         sentence = ("warning: " + sentence + "; rerun on a quieter machine, with fewer ranks per "
                     "core, or with --preset full")
@@ -679,12 +676,6 @@ def _us(ns: Optional[float]) -> str:
     value = ns / 1000
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 \
         else f"{value:.2f}"
-
-
-def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)).rstrip()
-            for row in rows]
 
 
 def config_rows(by_method: Mapping[str, Mapping[int, Record]]) -> Tuple[List[str], List[list]]:
@@ -723,7 +714,7 @@ def comparison_table(run: Run) -> List[str]:
             for name, value in zip(header[1:], row[1:])] for row in rows]
         lines += ([""] if lines else []) + [
             f"{config.op}/{config.algo}, {format_size(config.size_bytes)}{delay}: latency in µs"
-        ] + _columns([header, *text_rows])
+        ] + columns([header, *text_rows])
     return lines
 
 
@@ -758,7 +749,7 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
              f"{names[1]} {format_time(b[ranks])}"
         winner = winners[ranks]
         if winner is None:
-            at += f" (within {_percent(SAME)})"
+            at += f" (within {percent(SAME)})"
         else:
             slow, fast = (b[ranks], a[ranks]) if winner == names[0] else (a[ranks], b[ranks])
             at += f" ({winner} {slow / fast:.2f}x faster)"
@@ -768,12 +759,12 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
             if sides[names[0]] == counts or sides[names[1]] == counts:
                 at += f"; {winner} is faster at every rank count ({_ranks_text(counts)})"
             elif sides[None] == counts:
-                at += f"; within {_percent(SAME)} at every rank count"
+                at += f"; within {percent(SAME)} at every rank count"
             else:
                 parts = [f"{side} faster at {_ranks_text(sides[side])}"
                          for side in names if sides[side]]
                 if sides[None]:
-                    parts.append(f"within {_percent(SAME)} at {_ranks_text(sides[None])}")
+                    parts.append(f"within {percent(SAME)} at {_ranks_text(sides[None])}")
                 at += "; " + ", ".join(parts)
         sentences.append(at)
     only = ([f"only in {names[0]}: {texts[c]}" for c in found_a if c not in found_b]

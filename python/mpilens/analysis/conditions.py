@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..results import Record, record_integer
-from ..units import counted, rank_ranges
+from ..text import counted, listed, ranges
 
 
 def _strings(meta: Record, key: str, ranks: int) -> Optional[List[str]]:
@@ -41,17 +41,10 @@ def _threads_per_rank(meta: Record, ranks: int) -> List[int]:
 SHOWN = 3
 
 
-def _listed(names: Sequence[str]) -> str:
-    """a; a and b; a, b and c; a, b, c and 5 more."""
-    if len(names) > SHOWN + 1:
-        return ", ".join(names[:SHOWN]) + f" and {len(names) - SHOWN} more"
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
-
-
 def _host_groups(groups: Sequence[Sequence[str]]) -> str:
     """hosts a and b; hosts c and d; and 5 more: machines by their host names."""
     more = f"; and {len(groups) - SHOWN} more" if len(groups) > SHOWN else ""
-    return "; ".join(f"hosts {_listed(names)}" for names in groups[:SHOWN]) + more
+    return "; ".join(f"hosts {listed(names, SHOWN)}" for names in groups[:SHOWN]) + more
 
 
 def _machines(hosts: List[str], machines: Optional[List[str]]) -> List[List[int]]:
@@ -67,7 +60,7 @@ def _machines(hosts: List[str], machines: Optional[List[str]]) -> List[List[int]
 def _shared_machine_sentence(groups: List[List[str]], cores: Optional[int]) -> str:
     share = f"its {counted(cores, 'core')}" if cores else "its cores"
     if len(groups) == 1:
-        which = f"hosts {_listed(groups[0])} are one machine (they report the same machine id)"
+        which = f"hosts {listed(groups[0], SHOWN)} are one machine (they report the same machine id)"
     else:
         which = (f"{len(groups)} machines carry several host names each (the same machine id): "
                  + _host_groups(groups))
@@ -85,11 +78,11 @@ def _where(machines: List[Machine]) -> str:
     several_hosts = len(machines[0][0]) > 1
     if len(machines) == 1:
         names, members = machines[0]
-        return (f"the machine of hosts {_listed(names)} (ranks {rank_ranges(members)})"
+        return (f"the machine of hosts {listed(names, SHOWN)} (ranks {ranges(members)})"
                 if several_hosts else f"host {names[0]}")
     if several_hosts:
         return f"each of {len(machines)} machines ({_host_groups([n for n, _ in machines])})"
-    return f"each of {len(machines)} hosts ({_listed([names[0] for names, _ in machines])})"
+    return f"each of {len(machines)} hosts ({listed([names[0] for names, _ in machines], SHOWN)})"
 
 
 def _crowded_sentence(machines: List[Machine], ranks: int, threads: int, cores: int) -> str:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .conditions import conditions
-from ..results import Record, Run, join_files, record_integer, record_number
+from ..results import Record, Run, join_files, record_integer, record_number, record_object
+from ..text import columns, listed
 from ..units import format_size, format_time, short_size
 from .overlap import run_names
 
@@ -48,11 +49,6 @@ NOISY_SPREAD = 2.0
 # The phases of an allgather_groups point: stats key and name.
 PHASES = (("before_s", "t1"), ("reorder_s", "t2"), ("after_s", "t3"))
 NODE_LEVEL = "node"
-
-
-def _object(record: Record, name: str) -> Record:
-    value = record.get(name)
-    return value if isinstance(value, dict) else {}
 
 
 def _seconds(stats: Record, name: str) -> Optional[float]:
@@ -198,11 +194,6 @@ def _reasons(topology: str, meta: Record, unbound: bool, in_place: bool) -> List
     return reasons
 
 
-def _listed(clauses: Sequence[str]) -> str:
-    """a; a and b; a, b and c."""
-    return ", ".join(clauses[:-1]) + " and " + clauses[-1] if len(clauses) > 1 else clauses[0]
-
-
 def _agreement(steady: float, predicted: float, reasons: List[str]) -> str:
     """Whether the gain without the reordering's cost matches the model, and why not."""
     gap = abs(steady - predicted)
@@ -211,7 +202,7 @@ def _agreement(steady: float, predicted: float, reasons: List[str]) -> str:
     side = "below" if steady < predicted else "above"
     text = f"; that is {gap:.0f} points {side} the model"
     if reasons:
-        return text + ", likely because " + _listed(reasons)
+        return text + ", likely because " + listed(reasons)
     return text + (": nothing recorded explains it; the model counts bytes per level of the "
                    "machine, not latency, contention or the MPI library's own algorithm")
 
@@ -247,7 +238,7 @@ class Spread:
 
 def widest_spread(stats: Record) -> Optional[Spread]:
     """The phase whose repetitions (stats.samples) differ most; None without repetitions."""
-    samples = _object(stats, "samples")
+    samples = record_object(stats, "samples")
     found = []
     for name, phase in PHASES:
         values = samples.get(name)
@@ -308,7 +299,7 @@ class Cell:
 
 
 def _cell(point: Record) -> Optional[Cell]:
-    params, stats = _object(point, "params"), _object(point, "stats")
+    params, stats = record_object(point, "params"), record_object(point, "stats")
     iterations, size = record_integer(params.get("iterations")), \
         record_integer(params.get("size_bytes"))
     before, reorder, after = (_seconds(stats, name) for name in ("before_s", "reorder_s",
@@ -388,7 +379,7 @@ class Grid:
 
 
 def _setting(point: Record, meta: Record) -> Setting:
-    params = _object(point, "params")
+    params = record_object(point, "params")
     return Setting(record_integer(meta.get("ranks")) or 0,
                    record_integer(params.get("group")) or 0, _text(params.get("algo")),
                    _text(params.get("topology")))
@@ -633,7 +624,7 @@ class CgPoint:
 
 
 def _cg_point(point: Record, meta: Record) -> Optional[CgPoint]:
-    params, stats = _object(point, "params"), _object(point, "stats")
+    params, stats = record_object(point, "params"), record_object(point, "stats")
     nx, ny, nz = (record_integer(params.get(name)) for name in ("nx", "ny", "nz"))
     iterations = record_integer(params.get("iterations"))
     before, after, reorder = (_seconds(stats, name) for name in ("comm_before_s",
@@ -788,12 +779,6 @@ def diagnose(run: Run) -> List[str]:
 
 # --- the table `mpilens map` prints --------------------------------------------------------------
 
-def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)).rstrip()
-            for row in rows]
-
-
 def prediction_text(grid: Grid) -> str:
     constant = grid.constant_prediction()
     if constant is not None:
@@ -809,7 +794,7 @@ def grid_table(grid: Grid) -> List[str]:
     rows = [["iterations", *(short_size(size) for size in grid.sizes)]]
     for n, values in zip(grid.iterations, grid.values("gain_pct")):
         rows.append([str(n), *("-" if value is None else signed(value) for value in values)])
-    return _columns(rows)
+    return columns(rows)
 
 
 def comparison_table(run: Run) -> List[str]:
@@ -827,7 +812,7 @@ def comparison_table(run: Run) -> List[str]:
                   signed(entry.gain_pct),
                   "-" if entry.predicted_pct is None else signed(entry.predicted_pct)]
                  for entry in points]
-        lines += [f"{CG}: communication time, gain with the reordering counted", *_columns(rows)]
+        lines += [f"{CG}: communication time, gain with the reordering counted", *columns(rows)]
     return lines
 
 

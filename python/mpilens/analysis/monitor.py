@@ -10,6 +10,7 @@ import numpy as np
 
 from ..matrices import FLUSHED, Matrix, Pairs, Traffic, traffic_of
 from ..results import Run
+from ..text import counted, percent
 from ..units import format_size
 
 KIND_LABELS = {"p2p": "point-to-point", "coll": "collectives", "osc": "one-sided",
@@ -142,21 +143,13 @@ def summarize(traffic: Traffic) -> Summary:
 
 # --- words ---------------------------------------------------------------------------------------
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
-
-
 def _amount(summary: Summary, nbytes: int, messages: int) -> str:
     """An amount of traffic: bytes, or messages for a kind whose messages are all empty."""
-    return format_size(nbytes) if summary.by_bytes else _count(messages, "message")
+    return format_size(nbytes) if summary.by_bytes else counted(messages, "message")
 
 
 def _totals(summary: Summary) -> str:
-    return f"{format_size(summary.bytes)} in {_count(summary.messages, 'message')}"
+    return f"{format_size(summary.bytes)} in {counted(summary.messages, 'message')}"
 
 
 def heading(summary: Summary) -> str:
@@ -222,11 +215,11 @@ def _traffic_sentence(summary: Summary) -> str:
     text = f"{heading(summary)}: {_totals(summary)}"
     if summary.density is not None:
         text += (f" between {summary.active_pairs} of {summary.possible_pairs} pairs "
-                 f"({_percent(summary.density)})")
+                 f"({percent(summary.density)})")
     if summary.self_ranks:
         itself = "itself" if summary.self_ranks == 1 else "themselves"
         own = _amount(summary, summary.self_bytes, summary.self_messages)
-        text += f", of which {own} sent by {_count(summary.self_ranks, 'rank')} to {itself}"
+        text += f", of which {own} sent by {counted(summary.self_ranks, 'rank')} to {itself}"
     text += f"; {_senders_text(summary)}"
     return text + (f"; {_busiest_text(summary)}" if summary.top else "")
 
@@ -238,7 +231,7 @@ def _shape_sentence(summary: Summary) -> List[str]:
     if summary.symmetric:
         return [f"{name}: symmetric, every pair exchanges the same both ways"]
     unit = "bytes" if summary.by_bytes else "messages"
-    return [f"{name}: asymmetric, {_percent(summary.one_way)} of the {unit} between ranks go "
+    return [f"{name}: asymmetric, {percent(summary.one_way)} of the {unit} between ranks go "
             "one way with no matching return"]
 
 
@@ -284,7 +277,7 @@ def _changes(traffic_a: Traffic, traffic_b: Traffic, by_bytes: bool) -> List[str
     order = [int(i) for i in np.argsort(-moved, kind="stable")[:BIGGEST_CHANGES] if moved[i]]
     if not order:
         return [f"{name}: every pair carries the same in A and B"]
-    shown = format_size if by_bytes else (lambda n: _count(n, "message"))
+    shown = format_size if by_bytes else (lambda n: counted(n, "message"))
     texts = [f"{cells[i] // ranks}→{cells[i] % ranks} {shown(int(before[i]))} → "
              f"{shown(int(after[i]))}" for i in order]
     return [f"{name}, biggest changes from A to B: " + "; ".join(texts)]

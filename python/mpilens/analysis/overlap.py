@@ -15,7 +15,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, record_number
-from ..units import Number, counted, format_size, format_time
+from ..text import counted, percent, ranges
+from ..units import Number, format_size, format_time
 
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
 BENCHES = ("sender", "receiver", "bidir", "noncontig", "cpu", "nload", "control", "late", "multi",
@@ -414,10 +415,6 @@ def map_summary(run: Run, bench: str) -> MapSummary:
                       imb_pct=_median(imb_overlap_pct(*_ingredients(p)) for p in points))
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
-
-
 def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> str:
     phrases, explained = [], set()
     for size_range in ranges:
@@ -444,7 +441,7 @@ def _shares_sentence(label: str, g: Grid) -> List[str]:
     if not determined:
         return []
     shares = class_shares(determined)
-    parts = [f"{_percent(shares[kind])} {CLASS_NAMES[kind]}" for kind in CLASSES if shares[kind]]
+    parts = [f"{percent(shares[kind])} {CLASS_NAMES[kind]}" for kind in CLASSES if shares[kind]]
     return [f"{label}, {_over(len(determined), g.rated)}: " + ", ".join(parts)]
 
 
@@ -452,7 +449,7 @@ def _undetermined_sentences(label: str, g: Grid) -> List[str]:
     """Advice to measure again when too much of a map is noise."""
     if not g.rated or len(g.undetermined) / g.rated <= UNDETERMINED_ADVICE_SHARE:
         return []
-    return [f"{label}: {_percent(len(g.undetermined) / g.rated)} of points are not determined "
+    return [f"{label}: {percent(len(g.undetermined) / g.rated)} of points are not determined "
             f"to {PRECISION}; {RERUN_ADVICE}"]
 
 
@@ -582,17 +579,6 @@ def _cpu_sentences(run: Run) -> List[str]:
 
 # --- N threads load ------------------------------------------------------------------------------
 
-def _int_ranges(values: Iterable[Number]) -> str:
-    """3, 5-7 style text of whole numbers."""
-    spans: List[List[int]] = []
-    for value in sorted({int(v) for v in values}):
-        if spans and value == spans[-1][1] + 1:
-            spans[-1][1] = value
-        else:
-            spans.append([value, value])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
-
-
 def _factor(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
@@ -619,7 +605,7 @@ def _nload_sentences(run: Run) -> List[str]:
     sizes = [p["params"]["size_bytes"] for p, _ in slow]
     noun = "thread" if threads == {1} else "threads"
     worst = max(s for _, s in slow)
-    return [f"{label}: with {_int_ranges(threads)} computing {noun}, messages of "
+    return [f"{label}: with {ranges(threads, '–')} computing {noun}, messages of "
             f"{size_span(min(sizes), max(sizes))} are up to {_factor(worst)}× slower than "
             "without load: a thread-scheduling pathology (the communicating thread waits for the "
             "scheduler's millisecond time slices)"]
@@ -684,7 +670,7 @@ def _worst_rank_sentence(label: str, points: Sequence[Record]) -> List[str]:
         return []
     rank, count = ranks.most_common(1)[0]
     return [f"{label}: rank {rank} is most often the slowest to overlap (the worst rank at "
-            f"{_percent(count / len(points))} of points)"]
+            f"{percent(count / len(points))} of points)"]
 
 
 # --- diagnosis -----------------------------------------------------------------------------------
@@ -735,8 +721,8 @@ def overlap_share(run: Run, bench: str) -> Optional[float]:
 
 
 def _share_phrase(names: Tuple[str, str], shares: Tuple[float, float]) -> str:
-    return (f"{names[0]} overlaps at {_percent(shares[0])} of determined points, {names[1]} "
-            f"at {_percent(shares[1])}")
+    return (f"{names[0]} overlaps at {percent(shares[0])} of determined points, {names[1]} "
+            f"at {percent(shares[1])}")
 
 
 def _difference_sentence(label: str, names: Tuple[str, str],
@@ -770,7 +756,7 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
             _difference_sentence(LABELS[b], names, shares[b]) for b in biggest))
     elif shares:
         sentences.append("no benchmark's share of overlapping points differs by "
-                         f"{_percent(NOTABLE_DIFFERENCE)} or more")
+                         f"{percent(NOTABLE_DIFFERENCE)} or more")
     sentences += [f"{LABELS[b]}: {_share_phrase(names, shares[b])}" for b in shares
                   if b not in biggest]
     thresholds = threshold(run_a), threshold(run_b)

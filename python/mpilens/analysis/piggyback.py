@@ -20,6 +20,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, join_files, record_integer, record_number
+from ..text import columns as aligned_columns
+from ..text import percent
 from ..units import format_size, format_time, short_size
 from .overlap import run_names
 
@@ -461,10 +463,6 @@ def change(ratio_value: float) -> str:
     return f"{percent:+.1f}%" if abs(percent) < 9.95 else f"{percent:+.0f}%"
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
-
-
 def _pb(pb_size: int) -> str:
     return f"{format_size(pb_size)} pb"
 
@@ -522,7 +520,7 @@ def _goal_sentences(found: Found) -> List[str]:
     parts = []
     if goal.latency_ratio is not None:
         parts.append(f"latency at {format_size(goal.latency_size)} {change(goal.latency_ratio)} "
-                     f"over no layer (goal at most +{_percent(LATENCY_GOAL)}: "
+                     f"over no layer (goal at most +{percent(LATENCY_GOAL)}: "
                      f"{'met' if goal.latency_met else 'missed'})")
     else:
         parts.append("latency not measured")
@@ -532,7 +530,7 @@ def _goal_sentences(found: Found) -> List[str]:
                 else "never lower than without the layer")
         parts.append(f"bandwidth from {format_size(BANDWIDTH_GOAL_FROM)} on {told} (worst at "
                      f"{format_size(goal.bandwidth_size)}; goal at most "
-                     f"{_percent(BANDWIDTH_GOAL)} lower: "
+                     f"{percent(BANDWIDTH_GOAL)} lower: "
                      f"{'met' if goal.bandwidth_met else 'missed'})")
     else:
         parts.append(f"bandwidth from {format_size(BANDWIDTH_GOAL_FROM)} on not measured")
@@ -653,13 +651,6 @@ def diagnose(run: Run) -> List[str]:
 
 # --- the tables `mpilens piggyback` prints --------------------------------------------------------
 
-def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                      for i, (cell, width) in enumerate(zip(row, widths))).rstrip()
-            for row in rows]
-
-
 def key_columns(found: Found) -> List[Tuple[str, str, str, int]]:
     """(header, bench, recv, size) of the key figures present: latency at 1 B, bandwidth at 1 MiB
     and 4 MiB, each with specific and wildcard receives."""
@@ -715,7 +706,7 @@ def comparison_table(run: Run) -> List[str]:
                      for name, row in zip(names[1:], rows[1:])]
         lines += [f"point-to-point, {_pb(MAIN_PB_SIZE)}: the library alone (none), then each "
                   "method as a ratio to it (wc: wildcard receives)"]
-        lines += _columns([["method", *headers], base_row, *text_rows])
+        lines += aligned_columns([["method", *headers], base_row, *text_rows], left=1)
     columns = app_columns(run)
     if columns:
         found_overheads = overheads(run)
@@ -728,8 +719,8 @@ def comparison_table(run: Run) -> List[str]:
                                  for _, app, recv, pb in columns] for method in methods]
         lines += ([""] if lines else []) + [
             "applications: time without the layer (none), then time with it / without"]
-        lines += _columns([["method", *(header for header, *_ in columns)], base_row,
-                           *text_rows])
+        lines += aligned_columns([["method", *(header for header, *_ in columns)], base_row,
+                                  *text_rows], left=1)
     return lines
 
 

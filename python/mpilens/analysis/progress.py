@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from ..results import Record, Run, join_files, record_integer, record_number
-from ..units import format_size, format_time, rank_ranges
+from ..results import Record, Run, join_files, record_integer, record_number, record_object
+from ..text import columns, percent, ranges
+from ..units import format_size, format_time
 from .overlap import run_names
 
 FAMILY = "progress"
@@ -48,11 +49,6 @@ RATE_SHORTFALL = 0.9
 NAMED_THREADS = 4
 
 
-def _object(record: Record, name: str) -> Record:
-    value = record.get(name)
-    return value if isinstance(value, dict) else {}
-
-
 def setting_order(labels: Iterable[str]) -> List[str]:
     """The library alone first, then the other settings by label."""
     labels = set(labels)
@@ -69,11 +65,11 @@ def is_async(label: str) -> bool:
 
 def label_of(run: Run) -> str:
     """A file's progress setting: its meta's label, else its points'."""
-    label = _object(run.meta, "progress_setting").get("label")
+    label = record_object(run.meta, "progress_setting").get("label")
     if isinstance(label, str) and label:
         return label
     for point in run.points:
-        label = _object(point, "params").get("progress")
+        label = record_object(point, "params").get("progress")
         if isinstance(label, str) and label:
             return label
     return NONE
@@ -91,7 +87,7 @@ def combine(runs: Sequence[Run]) -> Run:
     setting first, then by label, with the first file's meta; two files holding the same point
     under the same setting are refused."""
     return join_files(runs, _member_order,
-                      lambda member, point: (_object(point, "params").get("progress"),
+                      lambda member, point: (record_object(point, "params").get("progress"),
                                              point["key"]),
                       lambda found: f'point "{found[1]}" under progress setting "{found[0]}"',
                       "no progress results to read")
@@ -144,12 +140,12 @@ Found = Dict[Key, Dict[int, Measure]]
 def operation_of(point: Record) -> Optional[str]:
     if point.get("bench") == P2P:
         return P2P
-    op = _object(point, "params").get("op")
+    op = record_object(point, "params").get("op")
     return op if point.get("bench") == NBC and isinstance(op, str) else None
 
 
 def _key(point: Record) -> Optional[Key]:
-    params = _object(point, "params")
+    params = record_object(point, "params")
     operation, strategy = operation_of(point), params.get("strategy")
     setting, kind = params.get("progress", NONE), params.get("compute", "")
     if operation is None or not all(isinstance(text, str) for text in (strategy, setting, kind)):
@@ -159,11 +155,11 @@ def _key(point: Record) -> Optional[Key]:
 
 
 def _measure(point: Record) -> Optional[Measure]:
-    params, stats = _object(point, "params"), _object(point, "stats")
+    params, stats = record_object(point, "params"), record_object(point, "stats")
     value = record_number(stats.get("t_b_ns" if params.get("strategy") == BLOCKING else "t_o_ns"))
     if value is None:
         return None
-    sample = _object(stats, "sample")
+    sample = record_object(stats, "sample")
     low, high = record_number(sample.get("ci_lo")), record_number(sample.get("ci_hi"))
     if low is None or high is None:
         low = high = value
@@ -179,7 +175,7 @@ def measurements(run: Run) -> Found:
     found: Found = {}
     for point in run.points:
         key, measure = _key(point), _measure(point)
-        size = record_integer(_object(point, "params").get("size_bytes"))
+        size = record_integer(record_object(point, "params").get("size_bytes"))
         if key is not None and measure is not None and size is not None:
             found.setdefault(key, {})[size] = measure
     for key, by_size in found.items():
@@ -307,10 +303,6 @@ def factor(value: float) -> str:
     return f"{value:.1f}×" if value < 9.95 else f"{value:.0f}×"
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
-
-
 def overhead_text(measure: Optional[Measure]) -> str:
     """A t_o as printed: within noise of zero shows as ~0, never as a negative time."""
     if measure is None:
@@ -351,7 +343,7 @@ def _loss(found: Found, operation: str, size: int, base: Measure) -> str:
     if t_b is None or t_b <= 0:
         return f"the program loses {format_time(base.value)} without help"
     return (f"the program loses {format_time(base.value)} of {format_time(t_b)} blocking time "
-            f"without help ({_percent(base.value / t_b)})")
+            f"without help ({percent(base.value / t_b)})")
 
 
 def _verdict(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
@@ -487,7 +479,7 @@ def _per_rank(library: Record, name: str, first: object, ranks: int) -> list:
 def placement(member: Run) -> Optional[Placement]:
     """Where a setting's threads ran; None when no thread ran on any rank."""
     meta = member.meta
-    library = _object(_object(meta, "progress_setting"), "library")
+    library = record_object(record_object(meta, "progress_setting"), "library")
     ranks = record_integer(meta.get("ranks")) or 1
     running = _per_rank(library, "running_per_rank", library.get("running"), ranks)
     cpus = _per_rank(library, "cpu_per_rank", library.get("cpu"), ranks)
@@ -553,10 +545,10 @@ def _ranks_on_first_node(meta: Record) -> int:
 def _shared_details(found: Placement) -> str:
     details = [_named(found.shared, lambda rank, cpu, users: (
         f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
-        f"{rank_ranges(users)} may compute"), "; ")] if found.shared else []
+        f"{ranges(users)} may compute"), "; ")] if found.shared else []
     if found.unbound:
         details.append(f"unbound on rank{'s' if len(found.unbound) > 1 else ''} "
-                       f"{rank_ranges(found.unbound)}")
+                       f"{ranges(found.unbound)}")
     return "; ".join(details)
 
 
@@ -587,8 +579,8 @@ def _placement_sentence(label: str, member: Run, found: Placement) -> str:
                     f"({_pairs(found.spare + found.unknown)}), but the ranks' bindings are not "
                     "recorded: whether they shared a core with the computation cannot be told")
     if found.stopped:
-        sentence += f"; no thread ran on ranks {rank_ranges(found.stopped)}"
-    reason = _object(_object(member.meta, "progress_setting"), "library").get("reason")
+        sentence += f"; no thread ran on ranks {ranges(found.stopped)}"
+    reason = record_object(record_object(member.meta, "progress_setting"), "library").get("reason")
     if isinstance(reason, str) and reason.strip():
         sentence += f"; libmpilens-progress said: {reason.strip()}"
     return sentence
@@ -629,10 +621,10 @@ def _thread_level_hint(member: Run) -> str:
     """MPICH raises the thread level to MPI_THREAD_MULTIPLE when it starts its asynchronous
     progress thread: a level above the one asked, without libmpilens-progress (which raises it
     too), is a sign the library obeyed the variable."""
-    setting = _object(member.meta, "progress_setting")
+    setting = record_object(member.meta, "progress_setting")
     provided = setting.get("thread_level")
-    asked = _object(member.meta, "options").get("thread-level")
-    if _object(setting, "library").get("loaded") is True or provided != "multiple" \
+    asked = record_object(member.meta, "options").get("thread-level")
+    if record_object(setting, "library").get("loaded") is True or provided != "multiple" \
             or not isinstance(asked, str) or asked == "multiple":
         return ""
     return (f"; the library provided MPI_THREAD_MULTIPLE where the program asked for {asked}, a "
@@ -699,7 +691,7 @@ class Interrupts:
 def interrupts(run: Run) -> List[Interrupts]:
     found = []
     for point in run.points_of(INTERRUPTS):
-        params, stats = _object(point, "params"), _object(point, "stats")
+        params, stats = record_object(point, "params"), record_object(point, "stats")
         rate, threads = record_integer(params.get("rate_hz")), record_integer(stats.get("threads"))
         numbers = [record_number(stats.get(name)) for name in ("t1_ns", "t2_ns", "wakeups",
                                                          "achieved_hz", "per_interrupt_ns")]
@@ -721,7 +713,7 @@ def _interrupt_sentences(run: Run) -> List[str]:
                 head + f": each wake-up took {format_time(found.per_interrupt_ns)} of CPU per "
                 f"core, {factor(found.per_interrupt_ns / SEED_INTERRUPT_NS)} the seed's "
                 f"{format_time(SEED_INTERRUPT_NS)}; the work took "
-                f"{_percent((found.t2_ns - found.t1_ns) / found.t1_ns)} longer with the timer "
+                f"{percent((found.t2_ns - found.t1_ns) / found.t1_ns)} longer with the timer "
                 "(what a progress thread woken as often by interrupts would take, seed §V-B2)")
         if found.achieved_hz < RATE_SHORTFALL * found.rate_hz:
             sentences.append(f"warning: interrupts: the timer fired {found.achieved_hz:.0f} times "
@@ -748,13 +740,6 @@ def diagnose(run: Run) -> List[str]:
 
 
 # --- the table `mpilens progress` prints ---------------------------------------------------------
-
-def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) if i < 2 else cell.rjust(width)
-                      for i, (cell, width) in enumerate(zip(row, widths))).rstrip()
-            for row in rows]
-
 
 def curve_names(found: Found) -> List[str]:
     """Every overhead curve's name, in the order of named_series."""
@@ -791,7 +776,7 @@ def comparison_table(run: Run) -> List[str]:
                          *(overhead_text(curves.get(name, {}).get(size)) for name in names)])
     return ["overhead t_o at the largest size: none is the library alone without tests, "
             "test-best its best MPI_Test interval, the other columns each setting without tests; "
-            "~0: within noise of zero"] + _columns(rows)
+            "~0: within noise of zero"] + columns(rows, left=2)
 
 
 def best_curve(found: Found, operation: str, kind: str) -> Optional[str]:
@@ -817,7 +802,7 @@ def _side(found: Found, operation: str, kind: str, size: int) -> Tuple[str, str]
     curves = named_series(found, operation, kind)
     base = curves[NONE][size]
     t_b = blocking(found, operation).get(size)
-    loss = overhead_text(base) + (f" ({_percent(max(base.value, 0.0) / t_b)} of t_b)"
+    loss = overhead_text(base) + (f" ({percent(max(base.value, 0.0) / t_b)} of t_b)"
                                   if t_b else "")
     return loss, _best_text(ranking(curves, size), base)
 

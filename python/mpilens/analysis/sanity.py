@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from ..results import Record, Run
+from ..text import percent
 from ..units import format_time
 
 # Beyond this resolution, timing a microsecond-scale interval to 1% needs too many repetitions.
@@ -122,10 +123,6 @@ def starts(run: Run) -> List[Record]:
     return sorted(run.points_of("start"), key=lambda p: p["params"].get("lead_ns", 0))
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.0f}%"
-
-
 def _diagnose_clock(run: Run) -> List[str]:
     resolution, cost = clock_summary(run)
     if resolution is None:
@@ -148,10 +145,10 @@ def _compute_sentence(kernel: str, curve: List[ComputePoint]) -> str:
         largest = curve[-1]
         error = ("unknown" if largest.rel_error is None
                  else f"{largest.rel_error * 100:+.0f}%")
-        return (f"{name} is never accurate within {_percent(ACCURACY)}: the error is {error} "
+        return (f"{name} is never accurate within {percent(ACCURACY)}: the error is {error} "
                 f"even at the largest target, {format_time(largest.target_ns)}")
     if limit == curve[0].target_ns:
-        return (f"{name} is accurate within {_percent(ACCURACY)} at every target tested "
+        return (f"{name} is accurate within {percent(ACCURACY)} at every target tested "
                 f"({format_time(curve[0].target_ns)} to {format_time(curve[-1].target_ns)})")
     errors = [p.rel_error for p in curve
               if p.target_ns < limit and not is_accurate(p) and p.rel_error is not None]
@@ -160,8 +157,8 @@ def _compute_sentence(kernel: str, curve: List[ComputePoint]) -> str:
     elif errors and all(error < 0 for error in errors):
         below = "measured computation times are underestimated"
     else:
-        below = f"computation times are off by more than {_percent(ACCURACY)}"
-    return (f"{name} is accurate within {_percent(ACCURACY)} from {format_time(limit)} up; "
+        below = f"computation times are off by more than {percent(ACCURACY)}"
+    return (f"{name} is accurate within {percent(ACCURACY)} from {format_time(limit)} up; "
             f"below that, {below}")
 
 
@@ -220,10 +217,10 @@ def _diagnose_starts(run: Run) -> List[str]:
         if late == 0:
             sentence += "; no rank ever arrived after it"
         elif late is not None:
-            sentence += f"; in {_percent(late)} of repetitions a rank arrived after it"
+            sentence += f"; in {percent(late)} of repetitions a rank arrived after it"
         sentences.append(sentence)
         if late is not None and late > LATE_FRACTION_LIMIT:
-            sentences.append(f"warning: with a {lead} lead, {_percent(late)} of synchronized "
+            sentences.append(f"warning: with a {lead} lead, {percent(late)} of synchronized "
                              "starts had a late rank; use a longer lead")
     return sentences
 
@@ -259,7 +256,7 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
                  f"clock resolution: {_versus(res_a, res_b, 'coarser', 'finer')}"]
     curves_a, curves_b = compute_curves(run_a), compute_curves(run_b)
     for kernel in [k for k in curves_a if k in curves_b]:
-        sentences.append(f"{kernel_name(kernel)} accurate within {_percent(ACCURACY)}: "
+        sentences.append(f"{kernel_name(kernel)} accurate within {percent(ACCURACY)}: "
                          f"{_limit_text(accurate_from(curves_a[kernel]))} vs "
                          f"{_limit_text(accurate_from(curves_b[kernel]))}")
     offsets_a, offsets_b = offsets(run_a), offsets(run_b)
