@@ -39,7 +39,7 @@ static inline void ml_count_world(int kind, int world_rank, uint64_t bytes)
  * to call then too (they do nothing), but ml_count_world is not. */
 
 /* count x size of the datatype; 0 for MPI_DATATYPE_NULL or a failed query. */
-uint64_t ml_bytes(int count, MPI_Datatype type);
+uint64_t ml_bytes(MPI_Count count, MPI_Datatype type);
 
 /* Rank in MPI_COMM_WORLD of rank `rank` of comm (of its remote group for an intercommunicator);
  * -1 for MPI_PROC_NULL, a negative rank or a process outside MPI_COMM_WORLD. Cached per

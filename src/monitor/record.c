@@ -119,7 +119,7 @@ int ml_win_world_rank(MPI_Win win, int rank)
 
 /* ---- recording ------------------------------------------------------------------------------- */
 
-uint64_t ml_bytes(int count, MPI_Datatype type)
+uint64_t ml_bytes(MPI_Count count, MPI_Datatype type)
 {
     int size;
     if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)

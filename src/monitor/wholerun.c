@@ -12,10 +12,10 @@
 
 #include "clock.h"
 #include "meta.h"
+#include "hooks.h"
 #include "monitor.h"
 #include "mpi_monitoring.h"
 #include "mpit.h"
-#include "next.h"
 #include "results.h"
 #include "session.h"
 
@@ -52,8 +52,9 @@ static int claim_output(const char *prefix)
     return ok;
 }
 
-static void begin(void)
+void ml_wholerun_begin(int provided)
 {
+    (void)provided;
     const char *prefix = getenv("MPILENS_MONITOR");
     if (!prefix || !*prefix || ml_engine_up() != 0)
         return;
@@ -152,7 +153,7 @@ static int write_results(const unsigned long *const *counts, const unsigned long
     return ml_results_close(r);
 }
 
-static void finish(void)
+void ml_wholerun_finish(void)
 {
     if (session < 0)
         return;
@@ -192,26 +193,4 @@ static void finish(void)
     ml_session_free_internal(session);
     session = -1;
     ml_engine_down();
-}
-
-int MPI_Init(int *argc, char ***argv)
-{
-    int rc = ML_NEXT(MPI_Init)(argc, argv);
-    if (rc == MPI_SUCCESS)
-        begin();
-    return rc;
-}
-
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    int rc = ML_NEXT(MPI_Init_thread)(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS)
-        begin();
-    return rc;
-}
-
-int MPI_Finalize(void)
-{
-    finish();
-    ML_FORWARD(MPI_Finalize);
 }

@@ -1,8 +1,10 @@
 ! The Fortran module mpi_monitoring: every procedure, the IGNORE sentinels, error codes, and the
 ! exact matrix of known traffic (3 messages of 100 bytes from each rank to the next, sent through
-! the C interface). Then a ring sent from Fortran itself: counted when the MPI library's Fortran
-! bindings go through the C interface (MPICH), not when they call PMPI_ directly (Open MPI), as
-! docs/monitor.md says. usage: test_monitor_fortran counted|uncounted
+! the C interface). Then traffic sent from Fortran itself, through the layer's Fortran entry
+! points (Open MPI's own Fortran bindings call PMPI_, so without them nothing would be counted):
+! blocking, non-blocking, persistent and Sendrecv sends, completion by Waitall, Waitany and
+! Testsome (1-based indices, statuses and their IGNORE sentinels), Allreduce in place, Bcast and
+! Alltoallw (datatype arrays); the data must arrive right and the matrices be exact.
 program test_monitor_fortran
   use mpi
   use mpi_monitoring
@@ -13,17 +15,15 @@ program test_monitor_fortran
        integer(c_int), value :: comm, messages, bytes
      end subroutine ring_traffic
   end interface
-  integer :: ierr, rank, nranks, msid, rc, provided, array_size, backend, i, j, next, failures
+  integer :: ierr, rank, nranks, msid, rc, provided, array_size, backend, i, j, next, prev, failures
   integer(kind=8), allocatable :: counts(:), sizes(:), matrix(:), bytes_matrix(:)
-  character(len=16) :: mode
-  character(len=100) :: buffer
 
   failures = 0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-  call get_command_argument(1, mode)
   next = mod(rank + 1, nranks)
+  prev = mod(rank + nranks - 1, nranks)
   allocate(counts(nranks), sizes(nranks), matrix(nranks * nranks), bytes_matrix(nranks * nranks))
 
   call MPI_M_start(MPI_COMM_WORLD, msid, rc)
@@ -82,19 +82,32 @@ program test_monitor_fortran
   call MPI_M_flush(msid, "/nonexistent-directory/x", MPI_M_ALL_COMM, rc)
   call check(rc == MPI_M_INTERNAL_FAIL, "flush into a missing directory")
 
-  ! A ring sent from Fortran: counted or not depending on the library's Fortran bindings.
+  ! Traffic from Fortran, counted through the layer's Fortran entry points.
   call MPI_M_reset(msid, rc)
   call MPI_M_continue(msid, rc)
   call check(rc == MPI_SUCCESS, "continue")
-  call MPI_Sendrecv(buffer, 100, MPI_CHARACTER, next, 0, buffer, 100, MPI_CHARACTER, &
-       mod(rank + nranks - 1, nranks), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call fortran_traffic()
   call MPI_M_suspend(msid, rc)
-  call MPI_M_get_data(msid, counts, sizes, MPI_M_P2P_ONLY, rc)
-  if (trim(mode) == "counted") then
-     call check(counts(next + 1) == 1 .and. sizes(next + 1) == 100, "a Fortran send is counted")
-  else
-     call check(all(counts == 0), "a Fortran send is not counted (bindings call PMPI_)")
-  end if
+  call MPI_M_allgather_data(msid, matrix, bytes_matrix, MPI_M_P2P_ONLY, rc)
+  call check(rc == MPI_SUCCESS, "allgather_data of Fortran traffic")
+  do i = 0, nranks - 1
+     do j = 0, nranks - 1
+        call check(matrix(i * nranks + j + 1) == merge(7_8, 0_8, j == mod(i + 1, nranks)), &
+             "Fortran point-to-point messages")
+        call check(bytes_matrix(i * nranks + j + 1) == merge(203_8, 0_8, j == mod(i + 1, nranks)), &
+             "Fortran point-to-point bytes")
+     end do
+  end do
+  call MPI_M_allgather_data(msid, matrix, bytes_matrix, MPI_M_COLL_ONLY, rc)
+  do i = 0, nranks - 1
+     do j = 0, nranks - 1
+        ! Allreduce and Alltoallw: 4 bytes to every other rank; Bcast: 20 bytes from rank 0
+        call check(matrix(i * nranks + j + 1) == merge(merge(3_8, 2_8, i == 0), 0_8, i /= j), &
+             "Fortran collective messages")
+        call check(bytes_matrix(i * nranks + j + 1) == merge(merge(28_8, 8_8, i == 0), 0_8, i /= j), &
+             "Fortran collective bytes")
+     end do
+  end do
 
   call MPI_M_free(msid, rc)
   call check(rc == MPI_SUCCESS, "free")
@@ -111,6 +124,82 @@ program test_monitor_fortran
   if (failures /= 0) stop 1
 
 contains
+
+  ! To the next rank: 100 + 50 + 10 + 2 x 20 + 1 + 2 = 203 bytes in 7 messages.
+  subroutine fortran_traffic()
+    character(len=100) :: out, in
+    integer :: status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 2), requests(2), indices(2)
+    integer :: index, count, outcount, done, k, x, values(5), sendcounts(nranks), displs(nranks)
+    integer :: types(nranks), received(nranks), sent(nranks)
+
+    out = repeat("f", 100)
+    call MPI_Irecv(in, 100, MPI_CHARACTER, prev, 1, MPI_COMM_WORLD, requests(1), ierr)
+    call MPI_Send(out, 100, MPI_CHARACTER, next, 1, MPI_COMM_WORLD, ierr)
+    call MPI_Wait(requests(1), status, ierr)
+    call MPI_Get_count(status, MPI_CHARACTER, count, ierr)
+    call check(status(MPI_SOURCE) == prev .and. count == 100 .and. in == out, "Send and Wait's status")
+    call check(requests(1) == MPI_REQUEST_NULL, "Wait frees the request")
+
+    call MPI_Irecv(in, 50, MPI_CHARACTER, prev, 2, MPI_COMM_WORLD, requests(1), ierr)
+    call MPI_Isend(out, 50, MPI_CHARACTER, next, 2, MPI_COMM_WORLD, requests(2), ierr)
+    call MPI_Waitall(2, requests, MPI_STATUSES_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS .and. all(requests == MPI_REQUEST_NULL), "Isend and Waitall")
+
+    call MPI_Sendrecv(out, 10, MPI_CHARACTER, next, 3, in, 10, MPI_CHARACTER, prev, 3, &
+         MPI_COMM_WORLD, status, ierr)
+    call MPI_Get_count(status, MPI_CHARACTER, count, ierr)
+    call check(status(MPI_TAG) == 3 .and. count == 10, "Sendrecv's status")
+
+    call MPI_Send_init(out, 20, MPI_CHARACTER, next, 4, MPI_COMM_WORLD, requests(2), ierr)
+    call MPI_Recv_init(in, 20, MPI_CHARACTER, prev, 4, MPI_COMM_WORLD, requests(1), ierr)
+    do k = 1, 2
+       call MPI_Startall(2, requests, ierr)
+       call MPI_Waitall(2, requests, statuses, ierr)
+       call check(statuses(MPI_SOURCE, 1) == prev, "persistent receive's status")
+    end do
+    call MPI_Request_free(requests(1), ierr)
+    call MPI_Request_free(requests(2), ierr)
+
+    call MPI_Irecv(in, 1, MPI_CHARACTER, prev, 5, MPI_COMM_WORLD, requests(1), ierr)
+    call MPI_Isend(out, 1, MPI_CHARACTER, next, 5, MPI_COMM_WORLD, requests(2), ierr)
+    done = 0
+    do k = 1, 2
+       call MPI_Waitany(2, requests, index, MPI_STATUS_IGNORE, ierr)
+       call check(index == 1 .or. index == 2, "Waitany's index is 1-based")
+       done = done + index
+    end do
+    call check(done == 3, "Waitany completes both requests")
+
+    call MPI_Irecv(in, 2, MPI_CHARACTER, prev, 6, MPI_COMM_WORLD, requests(1), ierr)
+    call MPI_Isend(out, 2, MPI_CHARACTER, next, 6, MPI_COMM_WORLD, requests(2), ierr)
+    done = 0
+    do while (done < 3)
+       call MPI_Testsome(2, requests, outcount, indices, statuses, ierr)
+       do k = 1, outcount
+          call check(indices(k) == 1 .or. indices(k) == 2, "Testsome's indices are 1-based")
+          done = done + indices(k)
+       end do
+    end do
+
+    x = rank + 1
+    call MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call check(x == nranks * (nranks + 1) / 2, "Allreduce in place")
+    values = merge(7, 0, rank == 0)
+    call MPI_Bcast(values, 5, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+    call check(all(values == 7), "Bcast")
+    sendcounts = 1
+    types = MPI_INTEGER
+    do k = 1, nranks
+       displs(k) = 4 * (k - 1)
+       sent(k) = 100 * rank + k - 1
+    end do
+    received = -1
+    call MPI_Alltoallw(sent, sendcounts, displs, types, received, sendcounts, displs, types, &
+         MPI_COMM_WORLD, ierr)
+    do k = 1, nranks
+       call check(received(k) == 100 * (k - 1) + rank, "Alltoallw")
+    end do
+  end subroutine fortran_traffic
 
   subroutine check(condition, what)
     logical, intent(in) :: condition
