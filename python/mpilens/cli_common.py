@@ -1,5 +1,6 @@
-"""What the `mpilens` commands share: the launch options, the output directory, the warning
-about oversubscribed cores and the printed tables and findings."""
+"""What the `mpilens` commands share: the launch options, lists of names as option values, the
+output directory, the warning about oversubscribed cores, and launching with variables set in
+every rank."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
-from . import families, launch, report, results
+from . import launch
 from .errors import MpilensError
+from .family import PRESETS, Family
 
 DEFAULT_RANKS = 2
 DEFAULT_RANK_COUNTS = "2,4"
@@ -27,14 +29,14 @@ def default_ranks() -> int:
     return DEFAULT_RANKS
 
 
-def _rank_count(text: str) -> int:
+def rank_count(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(
             f'invalid number of ranks "{text}": expected an integer of at least 1')
     return int(text)
 
 
-def _rank_counts(family: families.Family) -> Callable[[str], List[int]]:
+def rank_counts(family: Family) -> Callable[[str], List[int]]:
     """--np of a family measured over rank counts: a list such as 2,4,8."""
     def convert(text: str) -> List[int]:
         words = [word.strip() for word in text.split(",")]
@@ -56,6 +58,40 @@ def _rank_counts(family: families.Family) -> Callable[[str], List[int]]:
     return convert
 
 
+def name_words(text: str, allowed: Sequence[str], what: str, example: str,
+               hints: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The names of a comma-separated list, each among allowed or "all" (as given: "all" is not
+    expanded); MpilensError naming the first wrong one. hints: a word on a name that is not
+    allowed, said with it."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise MpilensError(f'invalid {what} list "{text}": expected names separated by commas, '
+                           f"such as {example}")
+    for name in names:
+        if name not in (*allowed, "all"):
+            hint = f" ({hints[name]})" if hints and name in hints else ""
+            raise MpilensError(f'unknown {what} "{name}"{hint}: choose from '
+                               + ", ".join((*allowed, "all")))
+    return names
+
+
+def chosen_names(text: str, allowed: Sequence[str], what: str, example: str,
+                 hints: Optional[Mapping[str, str]] = None) -> List[str]:
+    """name_words for an argparse option: the names chosen (all of them for "all"), in the order
+    of allowed."""
+    try:
+        names = name_words(text, allowed, what, example, hints)
+    except MpilensError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return [name for name in allowed if name in names or "all" in names]
+
+
+def name_list(text: str, allowed: Sequence[str], what: str, example: str,
+              hints: Optional[Mapping[str, str]] = None) -> str:
+    """A comma-separated list of names among allowed (or all), passed on without spaces."""
+    return ",".join(name_words(text, allowed, what, example, hints))
+
+
 BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
                 "build/<flavour>/bin of the checkout, then PATH)")
 # --bin-dir of a command that also preloads one of mpilens' libraries
@@ -69,18 +105,17 @@ def lib_dir_help(library: str) -> str:
             "beside a <prefix>/bin on PATH)")
 
 
-def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
-                        bin_dir_help: str = BIN_DIR_HELP,
-                        series: Optional[families.Family] = None) -> None:
+def add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
+                       bin_dir_help: str = BIN_DIR_HELP, series: Optional[Family] = None) -> None:
     """The options of a command that launches ranks; --preset and --resume only for commands
     that run an mpilens program (default_preset given); --np a list for a series family."""
     group = parser.add_argument_group("launch options")
     if series is None:
-        group.add_argument("--np", type=_rank_count, default=default_ranks(), metavar="N",
+        group.add_argument("--np", type=rank_count, default=default_ranks(), metavar="N",
                            help=f"number of MPI ranks (default {DEFAULT_RANKS}; inside a Slurm "
                                 "allocation, its number of tasks)")
     else:
-        group.add_argument("--np", type=_rank_counts(series), default=DEFAULT_RANK_COUNTS,
+        group.add_argument("--np", type=rank_counts(series), default=DEFAULT_RANK_COUNTS,
                            metavar="LIST",
                            help="numbers of MPI ranks separated by commas, one run each, each at "
                                 f"least {series.min_ranks} (default {DEFAULT_RANK_COUNTS})")
@@ -96,7 +131,7 @@ def _add_launch_options(parser: argparse.ArgumentParser, default_preset: Optiona
                        help="results directory (default results/<YYYYmmdd-HHMMSS>-<flavour>/)")
     if default_preset is None:
         return
-    group.add_argument("--preset", choices=families.PRESETS, default=default_preset,
+    group.add_argument("--preset", choices=PRESETS, default=default_preset,
                        help=f"how thorough the measurement is (default: {default_preset})")
     group.add_argument("--resume", action="store_true",
                        help="complete the interrupted run in --output DIR")
@@ -115,40 +150,27 @@ def ensure_writable(directory: Path) -> None:
         raise MpilensError(f"{failure}: {error.strerror or error}") from None
 
 
-def _output_dir(output: Optional[str], flavour: launch.Flavour) -> Path:
+def output_dir(output: Optional[str], flavour: launch.Flavour) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path(output) if output else Path("results") / f"{stamp}-{flavour.value}"
 
 
-def _rank_list(args: argparse.Namespace) -> List[int]:
+def rank_list(args: argparse.Namespace) -> List[int]:
     """The rank counts to run: a series family's list, or the one --np."""
     return list(args.np) if isinstance(args.np, list) else [args.np]
 
 
-def _warn_if_oversubscribed(args: argparse.Namespace) -> None:
+def warn_if_oversubscribed(args: argparse.Namespace) -> None:
     """Ranks sharing cores change what is measured; say so before the run, not after it."""
     if args.launcher or launch.in_slurm_allocation():
         return  # a cluster launcher places ranks on their own nodes and cores
     cpus = launch.usable_cpus()
-    ranks = max(_rank_list(args))
+    ranks = max(rank_list(args))
     if ranks > cpus:
         print(f"mpilens: warning: {ranks} ranks on {cpus} cores: ranks share cores, so computation "
               "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
               "ratios then describe that contention, and benchmarks involving every rank run much "
               "slower", file=sys.stderr)
-
-
-def _print_findings(runs: Sequence[results.Run]) -> None:
-    for sentence in report.findings(runs):
-        print(sentence)
-
-
-def _print_tables(runs: Sequence[results.Run]) -> None:
-    for run in report.grouped(runs):
-        family = families.FAMILIES.get(run.family)
-        if family is not None and family.text_table is not None:
-            for line in family.text_table(run):
-                print(line)
 
 
 class EnvLauncher:
@@ -170,3 +192,21 @@ class EnvLauncher:
         shown = [f"{name}={value}" for name, value in own_env.items()] + list(command)
         print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
         return own_env
+
+
+def check_resume(args: argparse.Namespace) -> None:
+    if args.resume and not args.output:
+        raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
+
+
+def check_new(output: Path, resume: bool) -> None:
+    """A finished run is never overwritten by accident: only --resume continues a file."""
+    if output.exists() and not resume:
+        raise MpilensError(f'"{output}" already exists; add --resume to complete it, or choose '
+                           "another --output")
+
+
+def program_tail(output: Path, resume: bool) -> List[str]:
+    """The options every run of an mpilens program ends with: where to write, no progress lines
+    of its own (mpilens shows them), and --resume when asked."""
+    return ["--output", str(output), "--progress", "off"] + (["--resume"] if resume else [])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SANITY_FIXTURE, read_records, run_cli, write_records
-from mpilens import cli, families, launch
+from mpilens import cli, cli_common, families, launch
 
 FAKE = Path(__file__).resolve().parent / "fake_program.py"
 LAUNCHER = "env FAKE_NP={np}"
@@ -266,6 +266,6 @@ def test_compare_bad_labels(results_dir):
 def test_oversubscription_warning(monkeypatch, capsys, ranks, launcher, slurm, warned):
     monkeypatch.setattr(launch, "usable_cpus", lambda: 2)
     monkeypatch.setattr(launch, "in_slurm_allocation", lambda: slurm)
-    cli._warn_if_oversubscribed(argparse.Namespace(np=ranks, launcher=launcher))
+    cli_common.warn_if_oversubscribed(argparse.Namespace(np=ranks, launcher=launcher))
     err = capsys.readouterr().err
     assert ("mpilens: warning: 4 ranks on 2 cores: ranks share cores" in err) == warned

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import (FAKE_PROGRAM, SANITY_FIXTURE, logged_calls, one_line_error, read_records,
                       run_cli, write_records)
-from mpilens import cli, families, launch
+from mpilens import cli, cli_common, families, launch, program_command
 from test_coll_analysis import chain_points, coll_meta, oli_point
 
 COLL = families.get("coll")
@@ -20,7 +20,7 @@ LAUNCHER = "env FAKE_NP={np}"
 
 def forwarded(*argv: str) -> list:
     args = cli.build_parser().parse_args(list(argv))
-    return cli._family_option_args(COLL, args)
+    return program_command.family_option_args(COLL, args)
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def test_suite_refuses_one_rank_before_anything_runs(fake, tmp_path):
 def test_oversubscription_warning_for_the_largest_count(monkeypatch, capsys, counts, warned):
     monkeypatch.setattr(launch, "usable_cpus", lambda: 2)
     monkeypatch.setattr(launch, "in_slurm_allocation", lambda: False)
-    cli._warn_if_oversubscribed(argparse.Namespace(np=counts, launcher=None))
+    cli_common.warn_if_oversubscribed(argparse.Namespace(np=counts, launcher=None))
     err = capsys.readouterr().err
     assert (warned in err) if warned else err == ""
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import OVERLAP_FIXTURE, fake_bin, one_line_error, run_cli
-from mpilens import cli, families
+from mpilens import cli, families, program_command
 from mpilens.analysis import overlap
 
 OVERLAP = families.get("overlap")
@@ -15,7 +15,7 @@ OVERLAP = families.get("overlap")
 
 def forwarded(*argv: str) -> list:
     args = cli.build_parser().parse_args(list(argv))
-    return cli._family_option_args(OVERLAP, args)
+    return program_command.family_option_args(OVERLAP, args)
 
 
 def test_registered():

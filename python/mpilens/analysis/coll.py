@@ -11,15 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .. import program_options
 from ..results import Record, Run, record_integer, record_number
 from ..text import columns, percent, ranges
 from ..units import format_size, format_time
 from .overlap import run_names
 
-OPS = ("bcast", "reduce", "allreduce")
+PROGRAM = "mpilens-coll"
+OPS = program_options.choices(PROGRAM, "op")
 # The program's methods (--method), in the order of seed 003 figure 2, then the seed's own.
-METHODS = ("sendlat", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barrier-dissem",
-           "ack", "oli")
+METHODS = program_options.choices(PROGRAM, "method")
 # What OSU and IMB would report, computed from the barrier method's runs, not run on their own.
 DERIVED = ("osu", "imb")
 # Every estimate a report draws, the seed's first.
@@ -28,10 +29,10 @@ ESTIMATES = ("oli", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barr
 OLI = "oli"
 # The library's own operation, then the reference algorithms: written with point-to-point by the
 # program, so that their tree, and under --hop-delay their true latency, are known.
-ALGOS = ("library", "linear", "backward", "binomial", "flat")
-WAITS = ("auto", "spin", "sleep")
+ALGOS = program_options.choices(PROGRAM, "algo")
+WAITS = program_options.choices(PROGRAM, "wait")
 HOP_DELAY_MAX_NS = 10**9
-BLOCK_RANGE = (1, 100_000)
+BLOCK_RANGE = program_options.int_range(PROGRAM, "block")
 
 OP_NAMES = {"bcast": "broadcast", "reduce": "reduction", "allreduce": "allreduce"}
 SHAPE_NAMES = {"linear": "chain", "backward": "backward chain", "binomial": "binomial tree"}

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .. import program_options
 from ..errors import MpilensError
 from ..results import Record, Run, record_number
 from ..text import counted, percent, ranges
 from ..units import Number, format_size, format_time
 
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
-BENCHES = ("sender", "receiver", "bidir", "noncontig", "cpu", "nload", "control", "late", "multi",
-           "ibcast", "iallreduce", "ialltoall")
+BENCHES = program_options.choices("mpilens-overlap", "bench")
 COLLECTIVES = ("ibcast", "iallreduce", "ialltoall")
 SENDER, CPU, NLOAD, CONTROL = "sender", "cpu", "nload", "control"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .. import program_options
 from ..results import Record, Run, join_files, record_integer, record_number, record_object
 from ..text import columns, percent, ranges
 from ..units import format_size, format_time
@@ -24,12 +25,12 @@ FAMILY = "progress"
 # The setting without help (params.progress), and the strategy without tests (params.strategy).
 NONE = "none"
 P2P, NBC, INTERRUPTS = "p2p", "nbc", "interrupts"
-OPS = ("iallreduce", "ibcast", "ireduce", "ialltoall")
+OPS = program_options.choices("mpilens-progress", "ops")
 # What an overhead curve is of: the ping-pong, or one collective.
 OPERATIONS = (P2P, *OPS)
 OPERATION_TITLES = {P2P: "point-to-point", "iallreduce": "Iallreduce", "ibcast": "Ibcast",
                     "ireduce": "Ireduce", "ialltoall": "Ialltoall"}
-KINDS = ("time", "work")
+KINDS = program_options.choices("mpilens-progress", "compute")
 BLOCKING, TEST, TEST_BEST = "blocking", "test", "test-best"
 # Seed §V-B2: a timer interrupt and its context switch took 3.38 µs per core on Odin.
 SEED_INTERRUPT_NS = 3400.0

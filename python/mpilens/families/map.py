@@ -1,6 +1,8 @@
-"""The `mpilens map` command (seed 004, section 6): which rank order fits a communication matrix
-to the machine. It runs mpilens-map with the chosen algorithm and the baselines, writes the
-permutation and the files that make each launcher apply it, and prints what each mapping costs."""
+"""The map family (seed 004, section 6): which rank order fits the communication pattern to the
+machine, and does reordering pay? Its results come from the reordering examples, which the user
+runs; its command, `mpilens map`, finds the rank order for a communication matrix: it runs
+mpilens-map with the chosen algorithm and the baselines, writes the permutation and the files
+that make each launcher apply it, and prints what each mapping costs."""
 
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from . import launch, matrices
-from .cli_common import BIN_DIR_HELP, ensure_writable
-from .errors import MpilensError
-from .text import columns, percent
-from .units import format_size, format_time
+from .. import launch, matrices
+from ..analysis import map as analysis
+from ..cli_common import BIN_DIR_HELP, ensure_writable
+from ..errors import MpilensError
+from ..family import Command, Family
+from ..plots import map as plots
+from ..text import columns, percent
+from ..units import format_size, format_time
 
 PROGRAM = "mpilens-map"
 ALGOS = ("treematch", "greedy", "scotch", "identity", "packed", "rr", "random")
@@ -47,14 +52,7 @@ def _seed(text: str) -> int:
     return int(text)
 
 
-def _add_map_command(commands: argparse._SubParsersAction) -> None:
-    sub = commands.add_parser(
-        "map", help="find the rank order that fits a communication matrix to the machine, and "
-                    "write the files that make mpirun, mpiexec or srun use it",
-        description=f"Map the ranks of MATRIX onto the machine with --algo and the baselines "
-                    f"({', '.join(BASELINES)}) by running {PROGRAM}; write PREFIX.json, "
-                    "PREFIX.perm, PREFIX.rankfile (Open MPI), PREFIX.hydra (MPICH) and "
-                    "PREFIX.slurm (srun), and print what each mapping costs.")
+def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     sub.add_argument("matrix", metavar="MATRIX",
                      help="a matrix file (CSV sender,receiver,bytes[,count], dense .mat, Matrix "
                           "Market .mtx), or what `mpilens matrix` reads: a monitor results file "
@@ -84,7 +82,6 @@ def _add_map_command(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--costs", metavar="LIST",
                      help="cost per byte at each level of the topology, from the top, separated "
                           "by commas (default: the topology's)")
-    sub.set_defaults(handler=cmd_map)
 
 
 # --- the matrix ----------------------------------------------------------------------------------
@@ -284,7 +281,7 @@ def _usage_lines(files: Dict[str, Path], result: dict, answer: dict) -> List[str
             "--distribution=arbitrary PROGRAM"]
 
 
-def cmd_map(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, family: Family) -> None:
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(PROGRAM, flavour, args.bin_dir)
     prefix = Path(args.out)
@@ -319,4 +316,21 @@ def cmd_map(args: argparse.Namespace) -> int:
         print(f"written: {path}")
     for line in _usage_lines(files, chosen, answer):
         print(line)
-    return 0
+
+
+FAMILY = Family(
+    "map", "mpilens-example-reorder-allgather",
+    "Which rank order fits the communication pattern to the machine, and does reordering pay? "
+    "The gain of reordering over iterations and buffer sizes, its break-even, and the cost "
+    "model's prediction (seed 004)",
+    plots.render, analysis.diagnose, analysis.compare,
+    commands=(Command(
+        _add_arguments, _run,
+        help="find the rank order that fits a communication matrix to the machine, and write "
+             "the files that make mpirun, mpiexec or srun use it",
+        description=f"Map the ranks of MATRIX onto the machine with --algo and the baselines "
+                    f"({', '.join(BASELINES)}) by running {PROGRAM}; write PREFIX.json, "
+                    "PREFIX.perm, PREFIX.rankfile (Open MPI), PREFIX.hydra (MPICH) and "
+                    "PREFIX.slurm (srun), and print what each mapping costs."),),
+    presets={}, compare_parts=plots.compare_parts, in_suite=False, min_ranks=2,
+    text_table=analysis.comparison_table, combine=analysis.combine)

@@ -1,7 +1,9 @@
-"""The `mpilens progress` command (seed 002): mpilens-progress under one progress setting after
-another (the MPI library alone, libmpilens-progress's thread in each mode and placement, the MPI
-library's own asynchronous progress), optionally mpilens-overlap without and with the thread, and
-one report of them all."""
+"""The progress family (seed 002): what does progression cost, and what helps?
+
+Its command, `mpilens progress`: mpilens-progress under one progress setting after another (the
+MPI library alone, libmpilens-progress's thread in each mode and placement, the MPI library's own
+asynchronous progress), optionally mpilens-overlap without and with the thread, and one report of
+them all."""
 
 from __future__ import annotations
 
@@ -12,20 +14,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from . import families, launch, report, results
-from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _output_dir,
-                         _print_findings, _print_tables, _warn_if_oversubscribed, ensure_writable,
-                         lib_dir_help)
-from .errors import MpilensError
-from .progress import Progress
+from .. import launch, program_options, results
+from ..analysis import progress as analysis
+from ..cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, add_launch_options, check_new,
+                          check_resume, chosen_names, ensure_writable, lib_dir_help, output_dir,
+                          program_tail, warn_if_oversubscribed)
+from ..errors import MpilensError
+from ..family import Command, Family, Outcome
+from ..plots import progress as plots
+from ..progress import Progress
+from .overlap import FAMILY as OVERLAP
 
 PROGRESS_LIBRARY = "mpilens-progress"
 NONE = "none"
 THREAD_MODE = re.compile(r"^(poll|yield|sleep:[1-9][0-9]{0,6}|rt(:[1-9][0-9]{0,6})?)$")
 PLACEMENTS = ("shared", "spare")
 DEFAULT_THREADS = "poll,yield,sleep:50"
-BENCHES = ("p2p", "nbc", "interrupts")
-OPS = ("iallreduce", "ibcast", "ireduce", "ialltoall")
+PROGRAM = "mpilens-progress"
+BENCHES = program_options.choices(PROGRAM, "bench")
 # The MPI libraries' own progress threads, switched on by the async setting. Open MPI 4 has one
 # for its TCP transport only (between nodes; on one node nothing changes); MPICH has a general one.
 ASYNC_ENV = {launch.Flavour.MPICH: {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
@@ -49,25 +55,18 @@ def _thread_modes(text: str) -> List[str]:
 
 
 def _names(allowed: Sequence[str], what: str, example: str) -> Callable[[str], List[str]]:
-    return lambda text: families.chosen_names(text, allowed, what, example)
+    return lambda text: chosen_names(text, allowed, what, example)
 
 
-def _add_progress_command(commands: argparse._SubParsersAction) -> None:
-    family = families.get("progress")
-    sub = commands.add_parser(
-        "progress", help=family.description,
-        description=f"Run {family.program} with the MPI library alone (no progress help, then "
-                    "MPI_Test strategies), under libmpilens-progress's thread in each --threads "
-                    "mode and --placement, and with the MPI library's own asynchronous progress; "
-                    "optionally mpilens-overlap without and with the thread; write a table, a "
-                    "diagnosis and DIR/report.html (seed 002).")
-    _add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
+def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
+    add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
     group.add_argument("--bench", type=_names(BENCHES, "benchmark", "p2p,nbc"), default=list(BENCHES),
                        metavar="LIST", help="benchmarks: " + ", ".join(BENCHES)
                        + ", or all (default all); interrupts runs once, without any help")
-    group.add_argument("--ops", type=_names(OPS, "collective", "iallreduce,ibcast"), default=list(OPS),
-                       metavar="LIST", help="nbc collectives: " + ", ".join(OPS)
+    group.add_argument("--ops", type=_names(analysis.OPS, "collective", "iallreduce,ibcast"),
+                       default=list(analysis.OPS),
+                       metavar="LIST", help="nbc collectives: " + ", ".join(analysis.OPS)
                        + ", or all (default all)")
     group.add_argument("--sizes", metavar="MIN:MAX",
                        help="message sizes, passed on to the program (default: its preset's)")
@@ -92,7 +91,6 @@ def _add_progress_command(commands: argparse._SubParsersAction) -> None:
                             "(default: on, off with --preset quick)")
     group.add_argument("--lib-dir", metavar="DIR",
                        help=lib_dir_help(PROGRESS_LIBRARY))
-    sub.set_defaults(handler=cmd_progress)
 
 
 @dataclass
@@ -132,18 +130,18 @@ def _spare_possible(args: argparse.Namespace) -> bool:
     return launch.usable_cpus() > args.np
 
 
-def _program_args(args: argparse.Namespace, setting: Setting, output: Path) -> List[str]:
+def _program_args(args: argparse.Namespace, family: Family, setting: Setting,
+                  output: Path) -> List[str]:
     """The library alone runs every strategy and the interrupt cost; a setting that brings its own
     progress runs the strategy none only: MPI_Test on top of a thread is not the seed's question."""
     benches = args.bench if setting.name == NONE else [b for b in args.bench if b != "interrupts"]
-    words = [*families.get("progress").preset_args(args.preset), "--bench", ",".join(benches),
-             "--ops", ",".join(args.ops)]
+    words = [*family.preset_args(args.preset), "--bench", ",".join(benches), "--ops",
+             ",".join(args.ops)]
     if setting.name != NONE:
         words += ["--strategy", "none"]
     if args.sizes:
         words += ["--sizes", args.sizes]
-    return words + ["--output", str(output), "--progress", "off"] + (
-        ["--resume"] if args.resume else [])
+    return words + program_tail(output, args.resume)
 
 
 def _check_setting(run: results.Run, setting: Setting) -> None:
@@ -189,9 +187,8 @@ class _Study:
 
     def overlap(self, program: Path, setting: Setting) -> results.Run:
         output = _overlap_output(self.outdir, setting)
-        words = [*families.get("overlap").preset_args(self.args.preset), "--bench",
-                 OVERLAP_BENCHES, "--output", str(output), "--progress", "off"] + (
-            ["--resume"] if self.args.resume else [])
+        words = [*OVERLAP.preset_args(self.args.preset), "--bench", OVERLAP_BENCHES,
+                 *program_tail(output, self.args.resume)]
         run = self.run(program, words, setting.env, output, f"overlap, {setting.name}")
         _check_setting(run, setting)
         return run
@@ -202,7 +199,7 @@ def _overlap_setting(settings: Sequence[Setting]) -> Optional[Setting]:
     placement is measured."""
     threads = [setting for setting in settings if setting.thread is not None]
     spare = [setting for setting in threads if setting.name.endswith("-spare")]
-    return (spare or threads or [None])[0]
+    return (spare or threads)[0] if threads else None
 
 
 def _outputs(outdir: Path, settings: Sequence[Setting],
@@ -215,10 +212,8 @@ def _overlap_output(outdir: Path, setting: Setting) -> Path:
     return outdir / ("overlap.jsonl" if setting.name == NONE else f"overlap-{setting.name}.jsonl")
 
 
-def cmd_progress(args: argparse.Namespace) -> int:
-    family = families.get("progress")
-    if args.resume and not args.output:
-        raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
+def _run(args: argparse.Namespace, family: Family) -> Outcome:
+    check_resume(args)
     if args.np < family.min_ranks and set(args.bench) != {"interrupts"}:
         raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is "
                            f"{args.np}")
@@ -229,7 +224,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PROGRESS_LIBRARY, flavour, args.lib_dir, args.bin_dir)
-    overlap_program = launch.find_program("mpilens-overlap", flavour, args.bin_dir) \
+    overlap_program = launch.find_program(OVERLAP.program, flavour, args.bin_dir) \
         if overlap else None
     spare = _spare_possible(args)
     if "spare" in args.placement and args.threads and not spare:
@@ -239,15 +234,13 @@ def cmd_progress(args: argparse.Namespace) -> int:
     settings = _settings(args, flavour, library, spare)
     thread = _overlap_setting(settings)
     overlap_with = ([settings[0]] + ([thread] if thread else [])) if overlap_program else []
-    outdir = _output_dir(args.output, flavour)
+    outdir = output_dir(args.output, flavour)
     for output in _outputs(outdir, settings, overlap_with):
-        if output.exists() and not args.resume:
-            raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
-                               "choose another --output")
+        check_new(output, args.resume)
     launcher = EnvLauncher(args, flavour)
     launch.check_launcher(launcher.command(program, [], {}), None if args.launcher else flavour)
     ensure_writable(outdir)
-    _warn_if_oversubscribed(args)
+    warn_if_oversubscribed(args)
 
     study = _Study(args, launcher, outdir)
     runs: List[results.Run] = []
@@ -256,15 +249,33 @@ def cmd_progress(args: argparse.Namespace) -> int:
         if setting.name != NONE and set(args.bench) <= {"interrupts"}:
             break  # interrupts is measured once, without any help
         output = outdir / f"progress-{setting.name}.jsonl"
-        run = study.run(program, _program_args(args, setting, output), setting.env, output,
-                        setting.label)
+        run = study.run(program, _program_args(args, family, setting, output), setting.env,
+                        output, setting.label)
         _check_setting(run, setting)
         if _keep(run, setting, kept):
             runs.append(run)
-    runs += [study.overlap(overlap_program, setting) for setting in overlap_with]
-    page = report.write_report(runs, outdir)
-    _print_tables(runs)
-    _print_findings(runs)
-    print(f"results: {outdir}")
-    print(f"report: {page}")
-    return 0
+    if overlap_program is not None:
+        runs += [study.overlap(overlap_program, setting) for setting in overlap_with]
+    return Outcome(runs, outdir, results=outdir)
+
+
+# The program's presets (it has no full one: full measures longer per point).
+PRESETS = {"quick": ["--preset", "quick"], "default": ["--preset", "default"],
+           "full": ["--preset", "default", "--budget", "2s"]}
+
+FAMILY = Family(
+    "progress", PROGRAM,
+    "What does progression cost, and what helps? Overhead of non-blocking messages and "
+    "collectives with the MPI library alone, with MPI_Test strategies, under "
+    "libmpilens-progress's thread in each mode and placement and with the library's own "
+    "asynchronous progress, and the cost of timer interrupts (seed 002)",
+    plots.render, analysis.diagnose, analysis.compare,
+    commands=(Command(
+        _add_arguments, _run,
+        description=f"Run {PROGRAM} with the MPI library alone (no progress help, then MPI_Test "
+                    "strategies), under libmpilens-progress's thread in each --threads mode and "
+                    "--placement, and with the MPI library's own asynchronous progress; "
+                    "optionally mpilens-overlap without and with the thread; write a table, a "
+                    "diagnosis and DIR/report.html (seed 002)."),),
+    presets=PRESETS, compare_parts=plots.compare_parts, in_suite=False, min_ranks=2,
+    text_table=analysis.comparison_table, combine=analysis.combine)

@@ -1,6 +1,8 @@
-"""The `mpilens piggyback` command: its options, the runs of mpilens-piggyback it makes under
-each layer configuration, the example applications timed with and without the layer, and the
-auto threshold it measures and writes where the layer reads it."""
+"""The piggyback family (seed 001): what does attaching piggyback data to every message cost?
+
+Its command, `mpilens piggyback`: its options, the runs of mpilens-piggyback it makes under each
+layer configuration, the example applications timed with and without the layer, and the auto
+threshold it measures and writes where the layer reads it."""
 
 from __future__ import annotations
 
@@ -14,16 +16,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import __version__, families, launch, report, results
-from .analysis import piggyback
-from .cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, _add_launch_options, _output_dir,
-                         _print_findings, _print_tables, _warn_if_oversubscribed, ensure_writable,
-                         lib_dir_help)
-from .errors import MpilensError
-from .progress import Progress
-from .text import short_library
-from .units import format_size, parse_size
+from .. import __version__, launch, results
+from ..analysis import piggyback
+from ..cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, add_launch_options, check_new,
+                          check_resume, chosen_names, ensure_writable, lib_dir_help, output_dir,
+                          program_tail, warn_if_oversubscribed)
+from ..errors import MpilensError
+from ..family import Command, Family, Outcome
+from ..plots import piggyback as plots
+from ..progress import Progress
+from ..text import short_library
+from ..units import format_size, parse_size
 
+PROGRAM = "mpilens-piggyback"
 PIGGYBACK_LIBRARY = "mpilens-piggyback"
 # Every run under the layer fills its pbs with the bytes driver: the cost of carrying them.
 PIGGYBACK_DRIVER = "bytes"
@@ -35,11 +40,25 @@ PIGGYBACK_PB_SIZES = ",".join(str(size) for size in piggyback.PB_SIZES)
 PIGGYBACK_APPS_FILE = "piggyback-apps.jsonl"
 APP_SCALE_MAX = 100.0
 
+# The program's options for the repetitions of every point, by preset; the message sizes of the
+# sweep of each method (seed 001 figure 2: 1 B to 4 MiB); and the example applications (seed 001
+# figure 4), sized so that one solve takes a fraction of a second at 2 ranks on a laptop core: a
+# run of --repeat solves then lasts about a second.
+PRESETS = {"quick": ["--budget", "50ms"], "default": [], "full": ["--budget", "1s"]}
+SIZES = {"quick": "1:1M", "default": "1:4M", "full": "1:4M"}
+APPS_ON = {"quick": False, "default": True, "full": True}
+APP_REPEAT = {"quick": 3, "default": 3, "full": 5}
+# (program, its size options, iterations by preset)
+APPS = {
+    "sweep": ("mpilens-example-sweep", ["--n", "32"], {"quick": 6, "default": 6, "full": 16}),
+    "cg": ("mpilens-example-cg", ["--n", "32"], {"quick": 400, "default": 400, "full": 1200}),
+}
+
 
 def _pb_methods(text: str) -> List[str]:
     """--methods of mpilens piggyback: the layer's methods, or all, in the layer's order."""
-    return families.chosen_names(text, piggyback.METHODS, "method", "pack-before,separate",
-                                 {piggyback.NONE: "the run without the layer is always made"})
+    return chosen_names(text, piggyback.METHODS, "method", "pack-before,separate",
+                        {piggyback.NONE: "the run without the layer is always made"})
 
 
 def _pb_sizes(text: str) -> List[int]:
@@ -71,16 +90,8 @@ def _app_scale(text: str) -> float:
     return scale
 
 
-def _add_piggyback_command(commands: argparse._SubParsersAction) -> None:
-    family = families.get("piggyback")
-    sub = commands.add_parser(
-        "piggyback", help=family.description,
-        description=f"Run {family.program} without libmpilens-piggyback, then under each method "
-                    f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several pb "
-                    "sizes, and the example applications with and without the layer; write the "
-                    "threshold of the auto method for this MPI library, a table, a diagnosis and "
-                    "DIR/report.html (seed 001).")
-    _add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
+def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
+    add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("piggyback options")
     group.add_argument("--methods", type=_pb_methods, default=list(piggyback.METHODS),
                        metavar="LIST", help="methods of the layer, separated by commas: "
@@ -102,7 +113,6 @@ def _add_piggyback_command(commands: argparse._SubParsersAction) -> None:
                             "reads")
     group.add_argument("--lib-dir", metavar="DIR",
                        help=lib_dir_help(PIGGYBACK_LIBRARY))
-    sub.set_defaults(handler=cmd_piggyback)
 
 
 @dataclass
@@ -140,17 +150,17 @@ class AppRun:
                 f"pb_size={self.pb_size}")
 
 
-def _piggyback_runs(args: argparse.Namespace, outdir: Path) -> List[PiggybackRun]:
+def _piggyback_runs(args: argparse.Namespace, family: Family,
+                    outdir: Path) -> List[PiggybackRun]:
     """The program's runs, in the order they are made: the library alone, then each method over
     message sizes (auto last, so that it can use the threshold measured before it), then the
     pb-size sweep. The pb size of the first sweep (4 B) needs no run of its own."""
-    repetitions = families.get("piggyback").preset_args(args.preset)
+    repetitions = family.preset_args(args.preset)
 
     def program_args(output: Path, *measure: str) -> List[str]:
-        return [*repetitions, *measure, "--output", str(output), "--progress", "off"] + (
-            ["--resume"] if args.resume else [])
+        return [*repetitions, *measure, *program_tail(output, args.resume)]
 
-    sizes = families.PIGGYBACK_SIZES[args.preset]
+    sizes = SIZES[args.preset]
     planned = []
     for method in (piggyback.NONE, *args.methods):
         output = outdir / f"piggyback-{method}.jsonl"
@@ -180,10 +190,9 @@ def _app_runs(args: argparse.Namespace) -> List[AppRun]:
 
 
 def _app_args(args: argparse.Namespace, app: str) -> List[str]:
-    _, sizes, iterations = families.PIGGYBACK_APPS[app]
+    _, sizes, iterations = APPS[app]
     scaled = max(1, round(iterations[args.preset] * args.app_scale))
-    return [*sizes, "--iterations", str(scaled), "--repeat",
-            str(families.PIGGYBACK_APP_REPEAT[args.preset])]
+    return [*sizes, "--iterations", str(scaled), "--repeat", str(APP_REPEAT[args.preset])]
 
 
 def _app_options(args: argparse.Namespace) -> Dict[str, str]:
@@ -361,33 +370,29 @@ def _check_auto_file() -> None:
                            "or set MPILENS_PB_AUTO_FILE to a writable file")
 
 
-def cmd_piggyback(args: argparse.Namespace) -> int:
-    family = families.get("piggyback")
-    if args.resume and not args.output:
-        raise MpilensError("--resume needs --output DIR: the directory of the run to complete")
+def _run(args: argparse.Namespace, family: Family) -> Outcome:
+    check_resume(args)
     if args.np < family.min_ranks:
         raise MpilensError(f"piggyback needs at least {family.min_ranks} ranks; --np is "
                            f"{args.np}")
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PIGGYBACK_LIBRARY, flavour, args.lib_dir, args.bin_dir)
-    apps = families.PIGGYBACK_APPS_ON[args.preset] if args.apps is None else args.apps
+    apps = APPS_ON[args.preset] if args.apps is None else args.apps
     app_programs = {app: launch.find_program(name, flavour, args.bin_dir)
-                    for app, (name, _, _) in families.PIGGYBACK_APPS.items()} if apps else {}
-    outdir = _output_dir(args.output, flavour)
-    planned = _piggyback_runs(args, outdir)
+                    for app, (name, _, _) in APPS.items()} if apps else {}
+    outdir = output_dir(args.output, flavour)
+    planned = _piggyback_runs(args, family, outdir)
     apps_path = outdir / PIGGYBACK_APPS_FILE
     for output in [run.output for run in planned] + ([apps_path] if apps else []):
-        if output.exists() and not args.resume:
-            raise MpilensError(f'"{output}" already exists; add --resume to complete it, or '
-                               "choose another --output")
+        check_new(output, args.resume)
     apps_done = _apps_done(apps_path, args) if apps else set()
     if args.auto_file:
         _check_auto_file()
     launcher = _Launcher(args, flavour, library)
     launch.check_launcher(launcher.command(program, [], {}), None if args.launcher else flavour)
     ensure_writable(outdir)
-    _warn_if_oversubscribed(args)
+    warn_if_oversubscribed(args)
 
     # auto runs with the threshold measured by the runs before it (see _piggyback_runs).
     before = [one for one in planned if one.bench is None and one.method != "auto"]
@@ -399,14 +404,24 @@ def cmd_piggyback(args: argparse.Namespace) -> int:
     if apps:
         _run_apps(args, launcher, app_programs, runs[0], apps_path, apps_done)
         runs.append(results.load(apps_path))
-    page = report.write_report(runs, outdir)
-    _print_tables(runs)
-    _print_findings(runs)
-    print(threshold_line)
-    print(f"results: {outdir}")
-    print(f"report: {page}")
     mismatches = piggyback.checksum_mismatches(piggyback.combine(runs))
-    if mismatches:
-        raise MpilensError("the layer changed the applications' results: "
-                           + "; ".join(str(mismatch) for mismatch in mismatches))
-    return 0
+    failure = ("the layer changed the applications' results: "
+               + "; ".join(str(mismatch) for mismatch in mismatches)) if mismatches else None
+    return Outcome(runs, outdir, results=outdir, notes=[threshold_line], failure=failure)
+
+
+FAMILY = Family(
+    "piggyback", PROGRAM,
+    "What does attaching piggyback data to every message cost? Latency and bandwidth under each "
+    "method of libmpilens-piggyback against the library alone, over message and pb sizes, and "
+    "the overhead on two applications (seed 001)",
+    plots.render, piggyback.diagnose, piggyback.compare,
+    commands=(Command(
+        _add_arguments, _run,
+        description=f"Run {PROGRAM} without libmpilens-piggyback, then under each method "
+                    f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several "
+                    "pb sizes, and the example applications with and without the layer; write "
+                    "the threshold of the auto method for this MPI library, a table, a "
+                    "diagnosis and DIR/report.html (seed 001)."),),
+    presets=PRESETS, compare_parts=plots.compare_parts, in_suite=False, min_ranks=2,
+    text_table=piggyback.comparison_table, combine=piggyback.combine)

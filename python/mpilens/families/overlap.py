@@ -1,0 +1,23 @@
+"""The overlap family (seed 000): does non-blocking communication progress while the program
+computes?"""
+
+from ..analysis import overlap as analysis
+from ..cli_common import name_list
+from ..family import Family, FamilyOption
+from ..plots import overlap as plots
+from ..program_command import COMMAND
+
+
+def bench_list(text: str) -> str:
+    """--bench of mpilens overlap: benchmark names of docs/overlap.md, or all."""
+    return name_list(text, analysis.BENCHES, "benchmark", "sender,receiver")
+
+
+FAMILY = Family(
+    "overlap", "mpilens-overlap",
+    "Does non-blocking communication progress while the program computes? Heat maps over "
+    "message size × computation time (seed 000)",
+    plots.render, analysis.diagnose, analysis.compare, commands=(COMMAND,),
+    options=(FamilyOption("--bench", "LIST", "benchmarks to run, separated by commas: "
+                          + ", ".join(analysis.BENCHES) + ", or all", bench_list),),
+    compare_parts=plots.compare_parts)
