@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
-
-int ml_pb_send_start(ml_req_t *r);
+#include "hooks.h"
 
 void ml_pb_complete(ml_req_t *r, MPI_Status *status)
 {
@@ -87,7 +85,7 @@ static void poll_zombies(void)
 
 /* ---- single requests ----------------------------------------------------------------------------- */
 
-int MPI_Wait(MPI_Request *request, MPI_Status *status)
+int ml_pb_wait(MPI_Request *request, MPI_Status *status)
 {
     poll_zombies();
     ml_req_t *r = ml_req_find(*request);
@@ -101,7 +99,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     return rc;
 }
 
-int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     poll_zombies();
     ml_req_t *r = ml_req_find(*request);
@@ -117,7 +115,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* The request stays the user's: the layer does its part now (the data must be in the user's
  * buffer when the user sees the flag), and not again at the Wait or Test that frees it. */
-int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     ml_req_t *r = ml_req_find(request);
     if (!has_work(r) || r->finished)
@@ -190,7 +188,7 @@ static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
     }
 }
 
-int MPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
+int ml_pb_waitall(int n, MPI_Request requests[], MPI_Status statuses[])
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, statuses))
@@ -201,7 +199,7 @@ int MPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
     return rc;
 }
 
-int MPI_Testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
+int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, statuses))
@@ -213,7 +211,7 @@ int MPI_Testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
     return rc;
 }
 
-int MPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
@@ -227,7 +225,7 @@ int MPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
     return rc;
 }
 
-int MPI_Testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
@@ -241,7 +239,7 @@ int MPI_Testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status
     return rc;
 }
 
-int MPI_Waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, statuses))
@@ -253,7 +251,7 @@ int MPI_Waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MP
     return rc;
 }
 
-int MPI_Testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+int ml_pb_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, statuses))
@@ -281,13 +279,13 @@ static int start_one(MPI_Request request)
     return rc;
 }
 
-int MPI_Start(MPI_Request *request)
+int ml_pb_start(MPI_Request *request)
 {
     int rc = start_one(*request);
     return rc == MPI_SUCCESS ? ML_NEXT(MPI_Start)(request) : rc;
 }
 
-int MPI_Startall(int n, MPI_Request requests[])
+int ml_pb_startall(int n, MPI_Request requests[])
 {
     for (int i = 0; i < n; i++) {
         int rc = start_one(requests[i]);
@@ -297,7 +295,7 @@ int MPI_Startall(int n, MPI_Request requests[])
     return ML_NEXT(MPI_Startall)(n, requests);
 }
 
-int MPI_Request_free(MPI_Request *request)
+int ml_pb_request_free(MPI_Request *request)
 {
     ml_req_t *r = ml_req_find(*request);
     if (!r)

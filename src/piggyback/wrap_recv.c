@@ -2,15 +2,13 @@
  * Mprobe, Improbe, Mrecv, Imrecv. Every status the user gets counts the payload only. */
 #include <stdlib.h>
 
-#include "pb.h"
-
-int ml_pb_send_start(ml_req_t *r);
+#include "hooks.h"
 
 static int passes_through(int source) { return !ml_pb.active || source == MPI_PROC_NULL; }
 
 static int separate(void) { return ml_pb.method->mechanism == PB_SEPARATE; }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
+int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (passes_through(source))
         return ML_NEXT(MPI_Recv)(buf, count, type, source, tag, comm, status);
@@ -40,7 +38,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 }
 
 /* A nonblocking receive (`persistent`: MPI_Recv_init), recorded under the user's handle. */
-static int recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag,
+int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
     if (passes_through(source))
@@ -68,20 +66,9 @@ static int recv_request(int persistent, void *buf, int count, MPI_Datatype type,
     return rc;
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return recv_request(0, buf, count, type, source, tag, comm, request);
-}
-
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    return recv_request(1, buf, count, type, source, tag, comm, request);
-}
-
 /* ---- Sendrecv and Sendrecv_replace -------------------------------------------------------------- */
 
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!ml_pb.active)
@@ -124,7 +111,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 /* The in-band methods go through two staging buffers, so that the outgoing message is taken
  * whole before the incoming one lands in the same buffer. */
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status *status)
 {
     if (!ml_pb.active)
@@ -169,7 +156,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 
 /* ---- probes ------------------------------------------------------------------------------------- */
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int ml_pb_probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     int rc = ML_NEXT(MPI_Probe)(source, tag, comm, status);
     if (rc == MPI_SUCCESS && ml_pb.active && status != MPI_STATUS_IGNORE)
@@ -177,7 +164,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     return rc;
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+int ml_pb_iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     int rc = ML_NEXT(MPI_Iprobe)(source, tag, comm, flag, status);
     if (rc == MPI_SUCCESS && *flag && ml_pb.active && status != MPI_STATUS_IGNORE)
@@ -198,7 +185,7 @@ static void matched(MPI_Message message, MPI_Comm comm, MPI_Status *status)
         ml_pb_probe_fix(status);
 }
 
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+int ml_pb_mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     if (!ml_pb.active)
         return ML_NEXT(MPI_Mprobe)(source, tag, comm, message, status);
@@ -210,7 +197,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     return rc;
 }
 
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+int ml_pb_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
     if (!ml_pb.active)
         return ML_NEXT(MPI_Improbe)(source, tag, comm, flag, message, status);
@@ -222,7 +209,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     return rc;
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+int ml_pb_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
     if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
         return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
@@ -245,7 +232,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     return rc;
 }
 
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
+int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
 {
     if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
         return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);

@@ -3,7 +3,7 @@
  * the user's payload. Under the separate method the pb message is a standard-mode one of the
  * layer's own, left in flight (separate.c says why). Buffered sends of an in-band method need room for the pb in the attached buffer
  * (docs/piggyback.md, "Limits"). */
-#include "pb.h"
+#include "hooks.h"
 
 static int next_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
@@ -51,7 +51,7 @@ static int next_send_init(int mode, const void *buf, int count, MPI_Datatype typ
 
 static int passes_through(int dest) { return !ml_pb.active || dest == MPI_PROC_NULL; }
 
-static int send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     if (passes_through(dest))
         return next_send(mode, buf, count, type, dest, tag, comm);
@@ -77,7 +77,7 @@ static int send_blocking(int mode, const void *buf, int count, MPI_Datatype type
 }
 
 /* A nonblocking send (`persistent`: its *_init form), recorded under the user's handle. */
-static int send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
     if (passes_through(dest))
@@ -120,47 +120,4 @@ int ml_pb_send_start(ml_req_t *r)
         return ml_pb_send_restart(r);
     ml_pb_separate_send(r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type));
     return MPI_SUCCESS;
-}
-
-/* ---- the wrappers ------------------------------------------------------------------------------ */
-
-#define SEND_PARAMS const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm
-
-int MPI_Send(SEND_PARAMS) { return send_blocking(MODE_STANDARD, buf, count, type, dest, tag, comm); }
-int MPI_Bsend(SEND_PARAMS) { return send_blocking(MODE_BUFFERED, buf, count, type, dest, tag, comm); }
-int MPI_Ssend(SEND_PARAMS) { return send_blocking(MODE_SYNCHRONOUS, buf, count, type, dest, tag, comm); }
-int MPI_Rsend(SEND_PARAMS) { return send_blocking(MODE_READY, buf, count, type, dest, tag, comm); }
-
-int MPI_Isend(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_STANDARD, 0, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Ibsend(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_BUFFERED, 0, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Issend(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_SYNCHRONOUS, 0, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Irsend(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_READY, 0, buf, count, type, dest, tag, comm, request);
-}
-
-int MPI_Send_init(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_STANDARD, 1, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Bsend_init(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_BUFFERED, 1, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Ssend_init(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_SYNCHRONOUS, 1, buf, count, type, dest, tag, comm, request);
-}
-int MPI_Rsend_init(SEND_PARAMS, MPI_Request *request)
-{
-    return send_request(MODE_READY, 1, buf, count, type, dest, tag, comm, request);
 }

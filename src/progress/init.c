@@ -1,6 +1,7 @@
-/* MPI_Init and MPI_Init_thread ask the library for MPI_THREAD_MULTIPLE (the thread calls MPI
- * while the program does) and start the thread; MPI_Finalize stops it first. A library that
- * cannot give MPI_THREAD_MULTIPLE gets no thread, and the run goes on without it, said once. */
+/* The life cycle (wrapped.spec's lifecycle hooks): MPI_Init and MPI_Init_thread ask the library for
+ * MPI_THREAD_MULTIPLE (the thread calls MPI while the program does) and start the thread;
+ * MPI_Finalize stops it first. A library that cannot give MPI_THREAD_MULTIPLE gets no thread, and
+ * the run goes on without it, said once. */
 #include <stdio.h>
 
 #include "layer.h"
@@ -33,7 +34,7 @@ static void say_started(const ml_progress_spec_t *spec)
 }
 
 /* After MPI's initialisation gave `provided`: the thread, if the setting and the level allow. */
-static void start_layer(int provided)
+void ml_progress_start_layer(int provided)
 {
     char why[240];
     ml_progress_spec_t spec = ml_progress_wanted(why, sizeof why);
@@ -66,32 +67,8 @@ static void start_layer(int provided)
 }
 
 /* MPILENS_PROGRESS=off leaves the thread level as the program asked. */
-static int wanted_level(int required)
+int ml_progress_thread_level(int required)
 {
     char why[240];
     return ml_progress_wanted(why, sizeof why).mode == MODE_OFF ? required : MPI_THREAD_MULTIPLE;
-}
-
-int MPI_Init(int *argc, char ***argv)
-{
-    int provided;
-    int rc = ML_NEXT(MPI_Init_thread)(argc, argv, wanted_level(MPI_THREAD_SINGLE), &provided);
-    if (rc == MPI_SUCCESS)
-        start_layer(provided);
-    return rc;
-}
-
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    int level = wanted_level(required);
-    int rc = ML_NEXT(MPI_Init_thread)(argc, argv, level > required ? level : required, provided);
-    if (rc == MPI_SUCCESS)
-        start_layer(*provided);
-    return rc;
-}
-
-int MPI_Finalize(void)
-{
-    ml_progress_stop();
-    return ML_NEXT(MPI_Finalize)();
 }

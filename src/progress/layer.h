@@ -10,7 +10,6 @@
 #include <pthread.h>
 
 #include "mpilens/progress.h"
-#include "next.h"
 
 typedef enum { MODE_OFF, MODE_POLL, MODE_YIELD, MODE_SLEEP, MODE_RT } ml_progress_mode_t;
 
@@ -59,5 +58,10 @@ void ml_progress_state(mpilens_progress_info_t *info);
 /* Records why there is no thread, or why a setting fell back, for mpilens_progress_info (the
  * first reason is kept). Main thread only. */
 void ml_progress_note(const char *why);
+
+/* The life cycle (init.c; wrapped.spec's lifecycle hooks): the thread level to ask for, the
+ * thread started after MPI_Init and stopped before MPI_Finalize. */
+int ml_progress_thread_level(int required);
+void ml_progress_start_layer(int provided);
 
 #endif

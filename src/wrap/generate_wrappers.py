@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 HANDLES = {"MPI_Comm": "Comm", "MPI_Datatype": "Type", "MPI_Op": "Op", "MPI_Win": "Win",
-           "MPI_Info": "Info"}
+           "MPI_Info": "Info", "MPI_Request": "Request"}
 # Functions whose request argument the program gives (and gets back): the others create one.
 REQUEST_IN = ("MPI_Wait", "MPI_Test", "MPI_Start", "MPI_Request_free", "MPI_Request_get_status")
 MESSAGE_IN = ("MPI_Mrecv", "MPI_Imrecv")
@@ -287,7 +287,7 @@ def fortran_arg(call: Call, p: Param, comm: str) -> FortranArg:
                           [f"*{name} = {convert.get(name, local)};"])
     if p.type in HANDLES and not p.stars and not p.array:
         return FortranArg(f"MPI_Fint *{name}", [], f"PMPI_{HANDLES[p.type]}_f2c(*{name})", [])
-    if p.type in HANDLES and p.array:
+    if p.type in HANDLES and p.array and p.type != "MPI_Request":
         length, _ = array_lengths(call, p, comm)
         kind = HANDLES[p.type].lower()
         return FortranArg(f"MPI_Fint *{name}",

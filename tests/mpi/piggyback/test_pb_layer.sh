@@ -4,16 +4,19 @@
 #   passes its own checks without the layer and under every method, with the check driver
 #   verifying every piggyback: the count it verified is the number of messages the program
 #   received, with no error, at a small and at a large pb size;
+# - so does pb_pingpong, a ping-pong written in Fortran, through the layer's Fortran entry points
+#   (FORTRAN_PROGRAM "-" where this MPI has no Fortran interface);
 # - the example applications give bit-identical results with and without the layer, with
 #   specific and with wildcard receives, every message's pb verified;
 # - the lamport driver gives the clocks a token ring must end with;
 # - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
 #   asking for MPI_THREAD_MULTIPLE is told what it gets.
-# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG NP LAUNCHER [ARGS...]
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG FORTRAN_PROGRAM NP
+#                         LAUNCHER [ARGS...]
 set -u
 # shellcheck disable=SC2034 # sweep and cg are read by name, as ${!app}
-library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 np=$7
-shift 7
+library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 fortran=$7 np=$8
+shift 8
 launch=("$@")
 . "$(dirname "$0")/../testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
@@ -51,6 +54,15 @@ for method in pack-before pack-after datatype-before datatype-after separate aut
     check_calls "calls_${method}_$pb_size" "$method"
   done
 done
+
+if [ "$fortran" != - ]; then
+  run fortran_none none 0 none "$fortran"
+  check_calls fortran_none none
+  for method in pack-before datatype-after separate auto; do
+    run "fortran_$method" "$method" 24 check "$fortran"
+    check_calls "fortran_$method" "$method"
+  done
+fi
 
 # The applications: the same checksum, bit for bit, with and without the layer.
 # shellcheck disable=SC2034 # read by name, as ${!args_name}

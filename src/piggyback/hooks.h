@@ -1,0 +1,45 @@
+/* What libmpilens-piggyback's wrappers call (wrapped.spec): the layer's implementation of each MPI
+ * call it wraps, with the arguments of the call (send_blocking and send_request take the send
+ * mode as well; recv_request whether the receive is persistent), and the life cycle. */
+#ifndef MPILENS_PIGGYBACK_HOOKS_H
+#define MPILENS_PIGGYBACK_HOOKS_H
+
+#include "pb.h"
+
+/* wrap_send.c: sends of every mode, blocking, non-blocking and persistent */
+int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int ml_pb_send_start(ml_req_t *r);
+
+/* wrap_recv.c: receives and probes; every status the program gets counts the payload only */
+int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
+int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int ml_pb_mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int ml_pb_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int ml_pb_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status);
+int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request);
+
+/* complete.c: completion, starting and freeing requests */
+int ml_pb_wait(MPI_Request *request, MPI_Status *status);
+int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status);
+int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int ml_pb_waitall(int n, MPI_Request requests[], MPI_Status statuses[]);
+int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status);
+int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int ml_pb_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int ml_pb_start(MPI_Request *request);
+int ml_pb_startall(int n, MPI_Request requests[]);
+int ml_pb_request_free(MPI_Request *request);
+
+/* init.c: the life cycle */
+void ml_pb_start_layer(int provided);
+int ml_pb_provided_level(int provided);
+void ml_pb_stop_layer(void);
+
+#endif
