@@ -31,8 +31,9 @@ A spec is a list of directives; lines starting with # are comments:
     replace NAME...:                         the whole body: statements that return the result
         statements, indented, naming the arguments as the table does
 
-The C entry points call a static inline implementation, so a layer's cost per call is what it
-was when the wrappers were written by hand (bench/layer_instructions).
+A layer's cost per call is what it was when the wrappers were written by hand
+(bench/layer_instructions): the C entry point holds the body, and the other entries call it by a
+local alias.
 """
 
 from __future__ import annotations
@@ -209,15 +210,20 @@ def body(hook: Hook, function: str, params: Sequence[Param]) -> List[str]:
 
 
 def impl_name(call: Call) -> str:
-    return f"ml_impl_{call.name}"
+    return f"ml_local_{call.name}"
 
 
 def c_entry(call: Call, hook: Hook) -> List[str]:
-    return [f"static inline __attribute__((always_inline)) int {impl_name(call)}("
-            f"{declarations(call.params)})",
-            "{", *body(hook, call.name, call.params), "}", "",
-            f"int {call.name}({declarations(call.params)})",
-            "{", f"    return {impl_name(call)}({arguments(call.params)});", "}", ""]
+    """The C entry point, and a local name for it that the Fortran and large-count entries call:
+    this layer's own function, whatever another layer or the program defines under the MPI name.
+    One body: the layer's code inlines into the entry point as when it was written by hand."""
+    # A replacing hook calls the layer's own function, which link-time optimisation would leave
+    # out of line behind a jump: flattened, the entry point holds it as the hand-written one did.
+    flatten = "__attribute__((flatten)) " if hook.kind == "replace" else ""
+    return [f"{flatten}int {call.name}({declarations(call.params)})",
+            "{", *body(hook, call.name, call.params), "}",
+            f"static __typeof__({call.name}) {impl_name(call)} "
+            f"__attribute__((alias(\"{call.name}\")));", ""]
 
 
 def large_entry(call: Call, hook: Hook, mode: str) -> List[str]:
