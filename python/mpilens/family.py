@@ -64,8 +64,8 @@ class Command:
     """A subcommand of `mpilens`: how its parser is built and how it runs, each given the family.
     run returns what to report, or None when the command printed all it had to say."""
 
-    add_arguments: Callable[[argparse.ArgumentParser, "Family"], None]
-    run: Callable[[argparse.Namespace, "Family"], Optional[Outcome]]
+    add_arguments: Callable[[argparse.ArgumentParser, Family], None]
+    run: Callable[[argparse.Namespace, Family], Optional[Outcome]]
     # The command's name, its line in `mpilens --help` and its own --help text; by default the
     # family's name, its description, and "Run <program>: <description>."
     name: Optional[str] = None
@@ -73,13 +73,13 @@ class Command:
     description: Optional[str] = None
     usage: Optional[str] = None
 
-    def name_in(self, family: "Family") -> str:
+    def name_in(self, family: Family) -> str:
         return self.name or family.name
 
-    def help_in(self, family: "Family") -> str:
+    def help_in(self, family: Family) -> str:
         return self.help or family.description
 
-    def description_in(self, family: "Family") -> str:
+    def description_in(self, family: Family) -> str:
         return self.description or f"Run {family.program}: {family.description}."
 
 

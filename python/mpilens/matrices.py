@@ -15,10 +15,20 @@ import re
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
-from typing import (Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple,
-                    Union)
+from typing import (
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    TextIO,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 
@@ -539,14 +549,12 @@ def exports(traffic: Traffic, formats: Sequence[str]) -> Dict[str, Writer]:
     files: Dict[str, Writer] = {}
     for form in formats:
         if form == "csv":
-            files[f"{traffic.kind}.csv"] = lambda out: write_csv(traffic, out)
+            files[f"{traffic.kind}.csv"] = partial(write_csv, traffic)
         for matrix in (traffic.counts, traffic.bytes):
             if form == "mat":
-                files[f"{traffic.kind}_{matrix.what}.mat"] = \
-                    lambda out, matrix=matrix: write_dense(matrix, out)
+                files[f"{traffic.kind}_{matrix.what}.mat"] = partial(write_dense, matrix)
             elif form == "mtx":
-                files[f"{traffic.kind}_{matrix.what}.mtx"] = \
-                    lambda out, matrix=matrix: write_matrix_market(matrix, out)
+                files[f"{traffic.kind}_{matrix.what}.mtx"] = partial(write_matrix_market, matrix)
     return files
 
 

@@ -12,8 +12,16 @@ from pathlib import Path
 from typing import Callable, List, Sequence, Tuple
 
 from . import launch, results
-from .cli_common import (add_launch_options, check_new, check_resume, ensure_writable, output_dir,
-                         program_tail, rank_list, warn_if_oversubscribed)
+from .cli_common import (
+    add_launch_options,
+    check_new,
+    check_resume,
+    ensure_writable,
+    output_dir,
+    program_tail,
+    rank_list,
+    warn_if_oversubscribed,
+)
 from .errors import MpilensError
 from .family import Command, Family, Outcome
 from .progress import Progress

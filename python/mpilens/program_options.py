@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Tuple
@@ -33,7 +33,7 @@ KEPT = ("choices", "min", "max")
 Table = Dict[str, Dict[str, Any]]
 
 
-@lru_cache(maxsize=None)
+@cache
 def tables() -> Dict[str, Table]:
     """Every program's kept options, by program name, then option name (without "--")."""
     text = resources.files("mpilens").joinpath(FILE).read_text(encoding="utf-8")

@@ -6,14 +6,14 @@ import json
 import shlex
 from importlib import resources
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple, Union
 
 from . import families
 from .analysis.conditions import conditions
 from .markup import Markup, details, element, join, page, png_image, table
+from .plots.common import diagnosis_list
 from .results import Run, record_object
 from .section import Part, Plot, ReportSection
-from .plots.common import diagnosis_list
 from .text import ranges, short_library
 from .units import format_time
 
@@ -98,16 +98,19 @@ def grouped(runs: Sequence[Run]) -> List[Run]:
     per rank count; piggyback: one per layer configuration) read as one run (the family's
     combiner), in the place of the first of them; others as they are."""
     series: Dict[str, List[Run]] = {}
-    order: List[object] = []
+    combiners: Dict[str, Callable[[Sequence[Run]], Run]] = {}
+    order: List[Union[Run, str]] = []
     for run in runs:
         family = families.FAMILIES.get(run.family)
-        if family is None or family.combiner is None:
+        combiner = family.combiner if family is not None else None
+        if combiner is None:
             order.append(run)
-        else:
-            if run.family not in series:
-                order.append(run.family)
-            series.setdefault(run.family, []).append(run)
-    return [families.FAMILIES[entry].combiner(series[entry]) if isinstance(entry, str) else entry
+            continue
+        if run.family not in series:
+            order.append(run.family)
+            combiners[run.family] = combiner
+        series.setdefault(run.family, []).append(run)
+    return [combiners[entry](series[entry]) if isinstance(entry, str) else entry
             for entry in order]
 
 

@@ -30,7 +30,7 @@ class Run:
     meta: Record
     points: List[Record] = field(default_factory=list)
     notes: List[Record] = field(default_factory=list)
-    members: List["Run"] = field(default_factory=list)
+    members: List[Run] = field(default_factory=list)
 
     @property
     def family(self) -> str:

@@ -129,7 +129,8 @@ def series(run: Run) -> Series:
     found: Series = {}
     for point in run.points:
         config, method, ranks = config_of(point), method_of(point), ranks_of(point)
-        if point.get("family", "coll") != "coll" or None in (config, method, ranks):
+        if point.get("family", "coll") != "coll" or config is None or method is None \
+                or ranks is None:
             continue
         found.setdefault(config, {}).setdefault(method, {})[ranks] = point
     return {config: found[config] for config in sorted(found, key=lambda c: c.sort_key)}
@@ -227,9 +228,10 @@ def depths(algo: str, ranks: int) -> List[Optional[int]]:
         while above is not None and found[above] is None:
             path.append(above)
             above = parent(algo, above, ranks)
-        if above is None:
+        known = found[above] if above is not None else None
+        if known is None:
             return [0] + [None] * (ranks - 1)
-        for hops, member in enumerate(reversed(path), start=found[above] + 1):
+        for hops, member in enumerate(reversed(path), start=known + 1):
             found[member] = hops
     return found
 
@@ -329,13 +331,14 @@ def shape_check(found: Profile) -> Optional[ShapeCheck]:
     broken = []
     for rank in range(1, found.ranks):
         up = parent(config.algo, rank, found.ranks)
-        if up is not None and level[up] is not None and level[rank] is not None \
-                and level[rank] < level[up] - slack:
+        mine, above = level[rank], level[up] if up is not None else None
+        if up is not None and above is not None and mine is not None and mine < above - slack:
             broken.append((up, rank))
     by_depth: Dict[int, List[float]] = {}
     for rank, hops in enumerate(depths(config.algo, found.ranks)):
-        if rank and hops is not None and values[rank] is not None:
-            by_depth.setdefault(hops, []).append(values[rank])
+        value = values[rank]
+        if rank and hops is not None and value is not None:
+            by_depth.setdefault(hops, []).append(value)
     return ShapeCheck(broken, {hops: sum(v) / len(v) for hops, v in sorted(by_depth.items())},
                       slack)
 
@@ -357,18 +360,20 @@ def _counts(ranks: Sequence[int]) -> str:
 # --- diagnosis -----------------------------------------------------------------------------------
 
 def _oli_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
-    points = [(ranks, profile(by_ranks[ranks])) for ranks in sorted(by_ranks)]
-    points = [(ranks, found) for ranks, found in points if found.latency_ns is not None]
+    points: List[Tuple[int, Profile, float]] = []
+    for ranks in sorted(by_ranks):
+        found = profile(by_ranks[ranks])
+        if found.latency_ns is not None:
+            points.append((ranks, found, found.latency_ns))
     if not points:
         return []
-    ranks, last = points[-1]
+    ranks, last, latency = points[-1]
     held = f", held by rank {last.argmax}" if last.argmax is not None else ""
-    sentence = f"{label}: oli (max OL_i) is {format_time(last.latency_ns)} at {ranks} ranks{held}"
-    first_ranks, first = points[0]
-    if len(points) > 1 and first.latency_ns > 0:
-        sentence += (f"; {format_time(first.latency_ns)} at {first_ranks} ranks, so "
-                     f"{last.latency_ns / first.latency_ns:.1f}x for "
-                     f"{ranks / first_ranks:.3g}x the ranks")
+    sentence = f"{label}: oli (max OL_i) is {format_time(latency)} at {ranks} ranks{held}"
+    first_ranks, _, first_latency = points[0]
+    if len(points) > 1 and first_latency > 0:
+        sentence += (f"; {format_time(first_latency)} at {first_ranks} ranks, so "
+                     f"{latency / first_latency:.1f}x for {ranks / first_ranks:.3g}x the ranks")
     return [sentence]
 
 
@@ -473,7 +478,7 @@ def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         where = "ranks " + " and ".join(f"{ranges(found.gap_bound)} at {found.ranks} ranks"
                                         for found in remedied)
         gap = ""
-    remedies = sorted({found.remedy for found in remedied})
+    remedies = sorted({found.remedy for found in remedied if found.remedy is not None})
     how = "the clock remedy" if remedies == ["clock"] else "the remedy " + ", ".join(remedies)
     return sentences + [
         f"{label}: {where} {'were' if many else 'was'} bounded by the root's gap{gap}; "
@@ -492,8 +497,8 @@ def _fast_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         if found.audited:
             sentence += (f" and checked {_ranks_phrase(found.audited)} with one block, drawn at "
                          "random")
-        order = sorted((rank for rank, value in enumerate(found.cheap) if value is not None),
-                       key=lambda rank: -found.cheap[rank])
+        cheap = {rank: value for rank, value in enumerate(found.cheap) if value is not None}
+        order = sorted(cheap, key=lambda rank: -cheap[rank])
         if found.argmax is not None and found.argmax in order:
             sentence += (f"; the largest OL_i, rank {found.argmax}, was the cheap pass's "
                          f"candidate number {order.index(found.argmax) + 1}")

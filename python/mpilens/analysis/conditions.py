@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..results import Record, record_integer
+from ..results import Record, record_integer, record_object
 from ..text import counted, listed, ranges
 
 
@@ -25,12 +25,11 @@ def _threads_per_rank(meta: Record, ranks: int) -> List[int]:
     setting = meta.get("progress_setting")
     if not isinstance(setting, dict):
         return [0] * ranks
-    library = setting.get("library") if isinstance(setting.get("library"), dict) else {}
-    running = library.get("running_per_rank")
+    running = record_object(setting, "library").get("running_per_rank")
     threads = ([1 if value else 0 for value in running]
                if isinstance(running, list) and len(running) == ranks else [0] * ranks)
     label = setting.get("label")
-    if isinstance(label, str) and "+async:" in label or (isinstance(label, str)
+    if (isinstance(label, str) and "+async:" in label) or (isinstance(label, str)
                                                           and label.startswith("async:")):
         threads = [count + 1 for count in threads]
     return threads
@@ -60,7 +59,8 @@ def _machines(hosts: List[str], machines: Optional[List[str]]) -> List[List[int]
 def _shared_machine_sentence(groups: List[List[str]], cores: Optional[int]) -> str:
     share = f"its {counted(cores, 'core')}" if cores else "its cores"
     if len(groups) == 1:
-        which = f"hosts {listed(groups[0], SHOWN)} are one machine (they report the same machine id)"
+        which = (f"hosts {listed(groups[0], SHOWN)} are one machine (they report the same "
+                 "machine id)")
     else:
         which = (f"{len(groups)} machines carry several host names each (the same machine id): "
                  + _host_groups(groups))
@@ -124,5 +124,7 @@ def conditions(meta: Record) -> List[str]:
             key = (len(members), busy_threads, len(names) > 1)
             crowded.setdefault(key, []).append((names, members))
     found = [_shared_machine_sentence(shared, cores)] if shared else []
-    return found + [_crowded_sentence(machines, count, busy, cores)
-                    for (count, busy, _), machines in crowded.items()]
+    if cores:
+        found += [_crowded_sentence(machines, count, busy, cores)
+                  for (count, busy, _), machines in crowded.items()]
+    return found

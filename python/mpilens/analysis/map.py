@@ -20,10 +20,10 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .conditions import conditions
 from ..results import Record, Run, join_files, record_integer, record_number, record_object
 from ..text import columns, listed
 from ..units import format_size, format_time, short_size
+from .conditions import conditions
 from .overlap import run_names
 
 ALLGATHER, CG = "allgather_groups", "cg_reorder"
@@ -149,7 +149,7 @@ def modeled_nodes(topology: str, meta: Record) -> int:
     """The nodes a topology models on a run that had one machine; 0 when it models none or the
     run had several nodes (then the model's node level is real)."""
     nodes = record_integer(meta.get("nodes"))
-    arity = dict((name.lower(), count) for name, count in levels(topology)).get(NODE_LEVEL, 1)
+    arity = {name.lower(): count for name, count in levels(topology)}.get(NODE_LEVEL, 1)
     return arity if nodes == 1 and arity > 1 else 0
 
 
@@ -490,7 +490,7 @@ def _cost_sentence(head: str, grid: Grid) -> str:
     median = statistics.median(times)
     spread = (f", {_ns(min(times))} to {_ns(max(times))}" if max(times) > min(times) else "")
     sizes = grid.sizes if len(grid.sizes) < 3 else [grid.sizes[0], grid.sizes[-1]]
-    clauses = []
+    clauses: List[str] = []
     for size in sizes:
         cell = grid.column(size)[-1]
         count = median / cell.iteration_s
@@ -695,19 +695,20 @@ def _cg_main_sentence(head: str, entry: CgPoint) -> str:
 
 
 def _cg_total_sentence(head: str, entry: CgPoint) -> Optional[str]:
-    gain = entry.total_gain_pct
-    if gain is None:
+    gain, before, after = entry.total_gain_pct, entry.total_before_s, entry.total_after_s
+    if gain is None or before is None or after is None:
         return None
     how = f"{percent(gain)} faster" if gain >= 0 else f"{percent(-gain)} slower"
-    return (f"{head}: the whole solve took {_ns(entry.total_before_s)} before reordering and "
-            f"{_ns(entry.total_after_s)} after, the reordering included: {how}")
+    return (f"{head}: the whole solve took {_ns(before)} before reordering and {_ns(after)} "
+            f"after, the reordering included: {how}")
 
 
 def _cg_cost_sentence(head: str, entry: CgPoint) -> str:
     """The reordering against an iteration before it: the whole iteration when the solve's
     time is known, else its communication."""
-    whole = entry.total_before_s is not None and entry.total_before_s > 0
-    per = (entry.total_before_s if whole else entry.comm_before_s) / entry.iterations
+    total = entry.total_before_s
+    whole = total is not None and total > 0
+    per = (total if total is not None and whole else entry.comm_before_s) / entry.iterations
     count = iterations_text(entry.reorder_s / per)
     what = "" if whole else ("'" if count.endswith("s") else "'s") + " communication"
     return f"{head}: the reordering took as long as {count}{what} before it ({_ns(per)} each)"

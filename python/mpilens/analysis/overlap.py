@@ -194,7 +194,7 @@ def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Inter
     if stored is None:
         return None
     measured, comm, comp = (record_number(value) for value in _ingredients(point))
-    if ratio(measured, comm, comp) is None:
+    if measured is None or comm is None or comp is None or ratio(measured, comm, comp) is None:
         return stored, stored  # the times are not in the file: only the ratio is known
     stats = point["stats"]
     reference_sample = reference["stats"].get("sample") if reference is not None else None
@@ -498,7 +498,8 @@ def threshold(run: Run) -> Optional[Threshold]:
     scores = [score for _, score in scored]
     # The classic direction wins ties: a map with no switch is then "every size overlaps" or
     # "no size overlaps", as before.
-    fits = [(_misplaced(scores, split_index(scores, way), way), not way, way) for way in (True, False)]
+    fits = [(_misplaced(scores, split_index(scores, way), way), not way, way)
+            for way in (True, False)]
     _, _, way = min(fits)
     k = split_index(scores, way)
     return Threshold(last_eager=scored[k - 1][0] if k > 0 else None,
@@ -743,9 +744,11 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     """Sentences setting run A's overlap against run B's, the biggest differences first."""
     names = run_names(run_a, run_b)
     shared = [b for b in ratio_maps(run_a) if b in ratio_maps(run_b) and b != CONTROL]
-    shares = {bench: (overlap_share(run_a, bench), overlap_share(run_b, bench))
-              for bench in shared}
-    shares = {bench: pair for bench, pair in shares.items() if None not in pair}
+    shares: Dict[str, Tuple[float, float]] = {}
+    for bench in shared:
+        share_a, share_b = overlap_share(run_a, bench), overlap_share(run_b, bench)
+        if share_a is not None and share_b is not None:
+            shares[bench] = share_a, share_b
     notable = sorted((bench for bench, (a, b) in shares.items()
                       if abs(a - b) >= NOTABLE_DIFFERENCE),
                      key=lambda bench: -abs(shares[bench][0] - shares[bench][1]))
@@ -759,19 +762,19 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
                          f"{percent(NOTABLE_DIFFERENCE)} or more")
     sentences += [f"{LABELS[b]}: {_share_phrase(names, shares[b])}" for b in shares
                   if b not in biggest]
-    thresholds = threshold(run_a), threshold(run_b)
-    if None not in thresholds:
+    threshold_a, threshold_b = threshold(run_a), threshold(run_b)
+    if threshold_a is not None and threshold_b is not None:
         sentences.append(f"where the {LABELS[SENDER]} map switches with size: {names[0]} "
-                         f"{_switch_text(thresholds[0])}; {names[1]} {_switch_text(thresholds[1])}")
-    controls = control_check(run_a), control_check(run_b)
-    if None not in controls:
+                         f"{_switch_text(threshold_a)}; {names[1]} {_switch_text(threshold_b)}")
+    control_a, control_b = control_check(run_a), control_check(run_b)
+    if control_a is not None and control_b is not None:
         sentences.append(f"method check, median ratio of the blocking control (about 1 when the "
-                         f"measurement is sound): {names[0]} {_control_text(controls[0])}, "
-                         f"{names[1]} {_control_text(controls[1])}")
-    worst = worst_slowdown(run_a), worst_slowdown(run_b)
-    if None not in worst:
-        sentences.append(f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst[0])}, "
-                         f"{names[1]} ×{_factor(worst[1])}")
+                         f"measurement is sound): {names[0]} {_control_text(control_a)}, "
+                         f"{names[1]} {_control_text(control_b)}")
+    worst_a, worst_b = worst_slowdown(run_a), worst_slowdown(run_b)
+    if worst_a is not None and worst_b is not None:
+        sentences.append(f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst_a)}, "
+                         f"{names[1]} ×{_factor(worst_b)}")
     return sentences
 
 

@@ -142,7 +142,8 @@ def measurements(run: Run) -> Found:
         recv, method = params.get("recv"), params.get("method")
         pb, size = record_integer(params.get("pb_size")), record_integer(params.get("size_bytes"))
         figure = value(point)
-        if not isinstance(recv, str) or not isinstance(method, str) or None in (pb, size, figure):
+        if not isinstance(recv, str) or not isinstance(method, str) or pb is None or size is None \
+                or figure is None:
             continue
         found.setdefault(Config(point["bench"], recv, method, pb), {})[size] = figure
     return found
@@ -307,7 +308,7 @@ def auto_goal(found: Found, recv: str = "specific") -> Optional[Goal]:
     large = {size: r for size, r in (bandwidth or {}).items() if size >= BANDWIDTH_GOAL_FROM}
     worst = min(large, key=lambda size: large[size]) if large else None
     return Goal(recv, latency_size,
-                latency[latency_size] if latency_size is not None else None,
+                latency[latency_size] if latency and latency_size is not None else None,
                 worst, large[worst] if worst is not None else None)
 
 
@@ -392,8 +393,8 @@ def app_results(run: Run) -> Dict[AppKey, AppResult]:
         app, recv, method = params.get("app"), params.get("recv"), params.get("method")
         pb, time_s = record_integer(params.get("pb_size")), record_number(stats.get("time_s"))
         checksum = stats.get("checksum")
-        if all(isinstance(text, str) for text in (app, recv, method, checksum)) \
-                and pb is not None and time_s is not None:
+        if isinstance(app, str) and isinstance(recv, str) and isinstance(method, str) \
+                and isinstance(checksum, str) and pb is not None and time_s is not None:
             found[AppKey(app, recv, method, pb)] = AppResult(time_s, checksum)
     return found
 
@@ -611,7 +612,7 @@ def _spread(point: Record) -> Optional[float]:
     if not isinstance(sample, dict):
         return None
     low, high, median = (record_number(sample.get(name)) for name in ("ci_lo", "ci_hi", "median"))
-    if None in (low, high, median) or median <= 0:
+    if low is None or high is None or median is None or median <= 0:
         return None
     return (high - low) / 2 / median
 

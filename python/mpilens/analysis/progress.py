@@ -130,7 +130,7 @@ class Measure:
         slightly negative."""
         return self.low <= 0
 
-    def same(self, other: "Measure") -> bool:
+    def same(self, other: Measure) -> bool:
         """Within noise of each other: their intervals meet."""
         return self.low <= other.high and other.low <= self.high
 
@@ -149,7 +149,8 @@ def _key(point: Record) -> Optional[Key]:
     params = record_object(point, "params")
     operation, strategy = operation_of(point), params.get("strategy")
     setting, kind = params.get("progress", NONE), params.get("compute", "")
-    if operation is None or not all(isinstance(text, str) for text in (strategy, setting, kind)):
+    if operation is None or not (isinstance(strategy, str) and isinstance(setting, str)
+                                 and isinstance(kind, str)):
         return None
     interval = record_integer(params.get("interval_bytes")) if strategy == TEST else 0
     return None if interval is None else Key(operation, kind, setting, strategy, interval)
@@ -283,7 +284,7 @@ def diagnosed_sizes(series: Dict[int, Measure]) -> List[int]:
     largest = largest_size(series)
     if largest is None:
         return []
-    return ([KEY_SIZE] if KEY_SIZE in series and KEY_SIZE != largest else []) + [largest]
+    return ([KEY_SIZE] if KEY_SIZE in series and largest != KEY_SIZE else []) + [largest]
 
 
 def ranking(curves: Dict[str, Dict[int, Measure]], size: int) -> List[Tuple[str, Measure]]:
@@ -486,10 +487,12 @@ def placement(member: Run) -> Optional[Placement]:
     cpus = _per_rank(library, "cpu_per_rank", library.get("cpu"), ranks)
     if not any(flag is True for flag in running):
         return None
-    hosts = meta.get("hosts") if isinstance(meta.get("hosts"), list) else []
-    hosts = hosts if len(hosts) == ranks else [None] * ranks
-    bindings = meta.get("binding") if isinstance(meta.get("binding"), list) else []
-    bindings = [cpu_set(text) for text in bindings] if len(bindings) == ranks else [None] * ranks
+    recorded_hosts, recorded_bindings = meta.get("hosts"), meta.get("binding")
+    hosts: List[object] = recorded_hosts if isinstance(recorded_hosts, list) \
+        and len(recorded_hosts) == ranks else [None] * ranks
+    bindings: List[Optional[Set[int]]] = [cpu_set(text) for text in recorded_bindings] \
+        if isinstance(recorded_bindings, list) and len(recorded_bindings) == ranks \
+        else [None] * ranks
     nodes: Dict[object, List[int]] = {}
     for rank, host in enumerate(hosts):
         nodes.setdefault(host, []).append(rank)
@@ -518,9 +521,10 @@ def _core_users(members: Sequence[int], bindings: Sequence[Optional[Set[int]]]) 
     """cpu → the ranks of a node that may use it; None when a rank's binding is not recorded."""
     users: Dict[int, List[int]] = {}
     for rank in members:
-        if bindings[rank] is None:
+        binding = bindings[rank]
+        if binding is None:
             return None
-        for cpu in bindings[rank]:
+        for cpu in binding:
             users.setdefault(cpu, []).append(rank)
     return users
 
@@ -694,10 +698,14 @@ def interrupts(run: Run) -> List[Interrupts]:
     for point in run.points_of(INTERRUPTS):
         params, stats = record_object(point, "params"), record_object(point, "stats")
         rate, threads = record_integer(params.get("rate_hz")), record_integer(stats.get("threads"))
-        numbers = [record_number(stats.get(name)) for name in ("t1_ns", "t2_ns", "wakeups",
-                                                         "achieved_hz", "per_interrupt_ns")]
-        if rate is not None and threads is not None and None not in numbers:
-            found.append(Interrupts(rate, threads, *numbers, record_number(stats.get("spread"))))
+        t1, t2, wakeups, achieved, per_interrupt = (
+            record_number(stats.get(name))
+            for name in ("t1_ns", "t2_ns", "wakeups", "achieved_hz", "per_interrupt_ns"))
+        if rate is None or threads is None or t1 is None or t2 is None or wakeups is None \
+                or achieved is None or per_interrupt is None:
+            continue
+        found.append(Interrupts(rate, threads, t1, t2, wakeups, achieved, per_interrupt,
+                                record_number(stats.get("spread"))))
     return sorted(found, key=lambda entry: entry.rate_hz)
 
 

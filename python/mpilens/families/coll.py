@@ -17,7 +17,7 @@ def ops(text: str) -> str:
 def methods(text: str) -> str:
     derived = "computed from the barrier method's runs: add barrier to get it"
     return name_list(text, analysis.METHODS, "method", "oli,rounds",
-                     {name: derived for name in analysis.DERIVED})
+                     dict.fromkeys(analysis.DERIVED, derived))
 
 
 def algos(text: str) -> str:

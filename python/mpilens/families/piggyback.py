@@ -18,9 +18,19 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import __version__, launch, results
 from ..analysis import piggyback
-from ..cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, add_launch_options, check_new,
-                          check_resume, chosen_names, ensure_writable, lib_dir_help, output_dir,
-                          program_tail, warn_if_oversubscribed)
+from ..cli_common import (
+    LAYER_BIN_DIR_HELP,
+    EnvLauncher,
+    add_launch_options,
+    check_new,
+    check_resume,
+    chosen_names,
+    ensure_writable,
+    lib_dir_help,
+    output_dir,
+    program_tail,
+    warn_if_oversubscribed,
+)
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome
 from ..plots import piggyback as plots
@@ -364,8 +374,8 @@ def _check_auto_file() -> None:
     """The auto threshold file must be writable: found out before the runs, not after them."""
     path = piggyback.auto_file_path()
     existing = next(parent for parent in (path, *path.parents) if parent.exists())
-    if existing == path and not (path.is_file() and os.access(path, os.W_OK)) or \
-            existing != path and not (existing.is_dir() and os.access(existing, os.W_OK)):
+    if (existing == path and not (path.is_file() and os.access(path, os.W_OK))) or \
+            (existing != path and not (existing.is_dir() and os.access(existing, os.W_OK))):
         raise MpilensError(f'cannot write the auto threshold file "{path}"; give --no-auto-file, '
                            "or set MPILENS_PB_AUTO_FILE to a writable file")
 

@@ -16,9 +16,19 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from .. import launch, program_options, results
 from ..analysis import progress as analysis
-from ..cli_common import (LAYER_BIN_DIR_HELP, EnvLauncher, add_launch_options, check_new,
-                          check_resume, chosen_names, ensure_writable, lib_dir_help, output_dir,
-                          program_tail, warn_if_oversubscribed)
+from ..cli_common import (
+    LAYER_BIN_DIR_HELP,
+    EnvLauncher,
+    add_launch_options,
+    check_new,
+    check_resume,
+    chosen_names,
+    ensure_writable,
+    lib_dir_help,
+    output_dir,
+    program_tail,
+    warn_if_oversubscribed,
+)
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome
 from ..plots import progress as plots
@@ -61,8 +71,9 @@ def _names(allowed: Sequence[str], what: str, example: str) -> Callable[[str], L
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
-    group.add_argument("--bench", type=_names(BENCHES, "benchmark", "p2p,nbc"), default=list(BENCHES),
-                       metavar="LIST", help="benchmarks: " + ", ".join(BENCHES)
+    group.add_argument("--bench", type=_names(BENCHES, "benchmark", "p2p,nbc"),
+                       default=list(BENCHES), metavar="LIST",
+                       help="benchmarks: " + ", ".join(BENCHES)
                        + ", or all (default all); interrupts runs once, without any help")
     group.add_argument("--ops", type=_names(analysis.OPS, "collective", "iallreduce,ibcast"),
                        default=list(analysis.OPS),

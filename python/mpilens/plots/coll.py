@@ -6,16 +6,26 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import coll
 from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
-from .common import SMALL_FONT, diagnosis_list, new_figure, rank_ticks, ratio_axis, to_plot
+from .common import (
+    SMALL_FONT,
+    diagnosis_list,
+    legend_beside,
+    literal,
+    new_figure,
+    rank_ticks,
+    ratio_axis,
+    to_plot,
+)
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -29,7 +39,7 @@ STYLES = {
     "sendlat": ("tab:gray", "x"), "osu": ("tab:green", "*"), "imb": ("tab:olive", "h"),
 }
 OTHER_STYLE = ("tab:pink", ".")
-TRUTH_STYLE = dict(color="0.35", linestyle="--", linewidth=1.2)
+TRUTH_STYLE: Dict[str, Any] = {"color": "0.35", "linestyle": "--", "linewidth": 1.2}
 # A panel whose values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 10.0
 PANEL_COLUMNS = 3
@@ -74,7 +84,7 @@ def _style(method: str) -> Tuple[str, str]:
     return STYLES.get(method, OTHER_STYLE)
 
 
-def _time_axis(axes: "Axes", values: Sequence[float]) -> None:
+def _time_axis(axes: Axes, values: Sequence[float]) -> None:
     """Times on y from 0, or logarithmic when they span more than LOG_RANGE; labelled as times."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
@@ -87,10 +97,10 @@ def _time_axis(axes: "Axes", values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
-def draw_methods(axes: "Axes", by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, object]:
+def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, Artist]:
     """One configuration: each method's estimate against the rank count, the truth dashed;
     returns the legend handles by label."""
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     values: List[float] = []
     counts: set = set()
     for method in coll.methods_present(by_method):
@@ -121,7 +131,7 @@ def draw_methods(axes: "Axes", by_method: Mapping[str, Mapping[int, Record]]) ->
     return handles
 
 
-def _panels(figure: "Figure", count: int) -> List["Axes"]:
+def _panels(figure: Figure, count: int) -> List[Axes]:
     columns = min(PANEL_COLUMNS, count)
     rows = math.ceil(count / columns)
     grid = figure.subplots(rows, columns, squeeze=False)
@@ -136,18 +146,16 @@ def _panel_size(count: int) -> Tuple[float, float]:
     return 1.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * math.ceil(count / columns)
 
 
-def _legend(panels: Sequence["Axes"], handles: Mapping[str, object]) -> None:
+def _legend(panels: Sequence[Axes], handles: Mapping[str, Artist]) -> None:
     """One legend for every panel, right of the first row."""
-    last_of_first_row = panels[min(PANEL_COLUMNS, len(panels)) - 1]
-    last_of_first_row.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT,
-                             loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    legend_beside(panels[min(PANEL_COLUMNS, len(panels)) - 1], handles)
 
 
-def methods_figure(found: coll.Series) -> "Figure":
+def methods_figure(found: coll.Series) -> Figure:
     """Seed figure 11: per configuration, every method's estimate against the rank count."""
     names = coll.labels(found)
     figure = new_figure(_panel_size(len(found)))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     panels = _panels(figure, len(found))
     for axes, (config, by_method) in zip(panels, found.items()):
         for label, handle in draw_methods(axes, by_method).items():
@@ -172,7 +180,7 @@ def error_series(by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, Lis
     return found
 
 
-def error_figure(found: coll.Series) -> Optional["Figure"]:
+def error_figure(found: coll.Series) -> Optional[Figure]:
     """Per configuration with a truth: each method's estimate over the truth against the rank
     count, 1 drawn and ±10% shaded; None when no configuration has a truth."""
     errors = {config: error_series(by_method) for config, by_method in found.items()}
@@ -182,7 +190,7 @@ def error_figure(found: coll.Series) -> Optional["Figure"]:
     names = coll.labels(found)
     figure = new_figure(_panel_size(len(errors)))
     panels = _panels(figure, len(errors))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for axes, (config, by_method) in zip(panels, errors.items()):
         band = axes.axhspan(1 - coll.AGREEMENT, 1 + coll.AGREEMENT, color="0.88", zorder=0,
                             gid="band")
@@ -213,7 +221,7 @@ def error_figure(found: coll.Series) -> Optional["Figure"]:
     return figure
 
 
-def _bars(axes: "Axes", ranks: Sequence[int], heights: Sequence[float], kind: str,
+def _bars(axes: Axes, ranks: Sequence[int], heights: Sequence[float], kind: str,
           label: str, many: bool) -> None:
     if not ranks:
         return
@@ -239,7 +247,7 @@ def _edge_label(config: coll.Config) -> str:
     return f"messages of the {tree}"
 
 
-def profile_figure(found: coll.Profile, label: str) -> "Figure":
+def profile_figure(found: coll.Profile, label: str) -> Figure:
     """OL_i by rank: bars (the maximum in red, ranks from the remedy hatched), the truth per rank
     as black ticks, and for a reference algorithm the tree's messages as arrows between the bars'
     tops (a broadcast's root completing at 0). Beyond MAX_BAR_RANKS, lines for the bars and dots
@@ -251,7 +259,8 @@ def profile_figure(found: coll.Profile, label: str) -> "Figure":
     figure = new_figure((max(5.5, min(12.0, 2.5 + 0.28 * found.ranks)), 4.2))
     axes = figure.add_subplot()
     many = found.ranks > MAX_BAR_RANKS
-    measured = [rank for rank in range(found.ranks) if found.value(rank) is not None]
+    measured = {rank: value for rank in range(found.ranks)
+                if (value := found.value(rank)) is not None}
     remedied, audited = set(found.gap_bound), set(found.audited)
     kinds: Dict[str, List[int]] = {"bar": [], "remedy": [], "audit": [], "max": []}
     for rank in measured:
@@ -259,16 +268,16 @@ def profile_figure(found: coll.Profile, label: str) -> "Figure":
               else "audit" if rank in audited else "bar"].append(rank)
     for kind, text in (("bar", "OL_i"), ("remedy", "OL_i from the remedy (gap-bound rank)"),
                        ("audit", "random check, one block (--fast)")):
-        _bars(axes, kinds[kind], [found.value(r) for r in kinds[kind]], kind, text, many)
+        _bars(axes, kinds[kind], [measured[r] for r in kinds[kind]], kind, text, many)
     if kinds["max"]:
         rank = kinds["max"][0]
-        _bars(axes, [rank], [found.value(rank)], "max", f"max OL_i (rank {rank})", many)
+        _bars(axes, [rank], [measured[rank]], "max", f"max OL_i (rank {rank})", many)
         if many:
             # A line among thousands is a pixel wide: a marker on top shows where it is.
-            axes.plot([rank], [found.value(rank)], linestyle="none", marker="v",
+            axes.plot([rank], [measured[rank]], linestyle="none", marker="v",
                       color=MAX_COLOUR, markersize=6, zorder=5)
         elif rank in remedied:
-            axes.bar([rank], [found.value(rank)], width=0.7, color="none", hatch=REMEDY_HATCH,
+            axes.bar([rank], [measured[rank]], width=0.7, color="none", hatch=REMEDY_HATCH,
                      edgecolor="0.2", linewidth=0.6, zorder=2)
     root = [0] if found.config.op == "bcast" and found.value(0) is None else []
     others = [rank for rank in found.unmeasured if rank not in root]
@@ -361,7 +370,7 @@ def profile_caption(found: coll.Profile, label: str) -> str:
 
 # --- tables --------------------------------------------------------------------------------------
 
-def _cell(name: str, value: object) -> str:
+def _cell(name: str, value: Optional[float]) -> str:
     if value is None:
         return "n/a"
     return str(value) if name in ("np", "argmax") else format_time(value)
@@ -517,7 +526,7 @@ def render(run: Run) -> ReportSection:
 
 # --- comparison ----------------------------------------------------------------------------------
 
-def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional["Figure"]:
+def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """oli against the rank count for both runs, one panel per configuration in both."""
     found_a, found_b = coll.series(run_a), coll.series(run_b)
     shared = [config for config in found_a if config in found_b]
@@ -526,7 +535,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     names = coll.labels(shared)
     figure = new_figure(_panel_size(len(shared)))
     panels = _panels(figure, len(shared))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for axes, config in zip(panels, shared):
         values: List[float] = []
         counts: set = set()
@@ -546,7 +555,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
         axes.set_xlabel("ranks", fontsize=8)
         axes.set_ylabel("oli (max OL_i)", fontsize=8)
         axes.tick_params(labelsize=SMALL_FONT)
-    _legend(panels, {label.replace("$", r"\$"): h for label, h in handles.items()})
+    _legend(panels, {literal(label): h for label, h in handles.items()})
     return figure
 
 

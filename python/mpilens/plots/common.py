@@ -11,6 +11,7 @@ from ..section import Part, Plot
 from ..units import short_size
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -22,7 +23,7 @@ SMALL_FONT = 7
 MAX_RANK_TICKS = 32
 
 
-def new_figure(size: Tuple[float, float] = (6.4, 3.8)) -> "Figure":
+def new_figure(size: Tuple[float, float] = (6.4, 3.8)) -> Figure:
     """A figure bound to the Agg canvas: no display, no pyplot global state."""
     # matplotlib takes about half a second to import; only commands that draw should pay for it.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -33,13 +34,13 @@ def new_figure(size: Tuple[float, float] = (6.4, 3.8)) -> "Figure":
     return figure
 
 
-def to_plot(figure: "Figure", name: str, caption: str) -> Plot:
+def to_plot(figure: Figure, name: str, caption: str) -> Plot:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return Plot(name=name, caption=caption, png=buffer.getvalue())
 
 
-def plot_part(figure: Optional["Figure"], name: str, caption: str) -> List[Part]:
+def plot_part(figure: Optional[Figure], name: str, caption: str) -> List[Part]:
     """The figure as a section's part; nothing when there was nothing to draw."""
     return [] if figure is None else [to_plot(figure, name, caption)]
 
@@ -51,11 +52,11 @@ def diagnosis_list(sentences: Iterable[str]) -> Markup:
     return element("ul", join(items)) if items else element("p", "Nothing to report.")
 
 
-def panel_grid(figure: "Figure", rows: int, columns: int) -> List[List["Axes"]]:
+def panel_grid(figure: Figure, rows: int, columns: int) -> List[List[Axes]]:
     return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
 
 
-def rank_ticks(axes: "Axes", ranks: Sequence[int]) -> None:
+def rank_ticks(axes: Axes, ranks: Sequence[int]) -> None:
     """x ticks at each of the ranks (or rank counts) when they are few, else at round numbers."""
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
@@ -65,7 +66,7 @@ def rank_ticks(axes: "Axes", ranks: Sequence[int]) -> None:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:
+def decorate(axes: Axes, title: str, xlabel: str, ylabel: str) -> None:
     """A panel's title, axis labels and grid in the families' small figure style."""
     axes.set_title(title, fontsize=9)
     axes.set_xlabel(xlabel, fontsize=8)
@@ -74,7 +75,13 @@ def decorate(axes: "Axes", title: str, xlabel: str, ylabel: str) -> None:
     axes.grid(True, color="0.9", linewidth=0.6, which="major")
 
 
-def legend_beside(axes: "Axes", handles: Mapping[str, object]) -> None:
+def literal(text: str) -> str:
+    """User text for matplotlib: a pair of $ would otherwise start a formula, which may not
+    parse."""
+    return text.replace("$", r"\$")
+
+
+def legend_beside(axes: Axes, handles: Mapping[str, Artist]) -> None:
     """One legend for a figure's panels, right of `axes` (its first row's last panel)."""
     axes.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT, loc="upper left",
                 bbox_to_anchor=(1.02, 1.0))
@@ -85,7 +92,7 @@ def positive_points(curve: Mapping[int, float]) -> List[Tuple[int, float]]:
     return [(size, figure) for size, figure in sorted(curve.items()) if size > 0 and figure > 0]
 
 
-def size_axis(axes: "Axes") -> None:
+def size_axis(axes: Axes) -> None:
     """A logarithmic message-size axis, ticks every 4x, labelled 1K, 64K, 1M."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -102,7 +109,7 @@ def ratio_ticks(low: float, high: float) -> List[float]:
     return [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
 
 
-def ratio_axis(axes: "Axes", values: Sequence[float], keep_in_view: Sequence[float] = ()) -> None:
+def ratio_axis(axes: Axes, values: Sequence[float], keep_in_view: Sequence[float] = ()) -> None:
     """Ratios on y, logarithmic with 1-2-5 ticks when they span more than a factor 4.
     keep_in_view: values the axis always shows (a band around 1), which then also sets the
     limits of a linear axis."""

@@ -4,14 +4,14 @@ CG before and after reordering (seed §6.5), tables of every number, and the com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from ..analysis import map as ma
 from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time, short_size
-from .common import SMALL_FONT, decorate, diagnosis_list, new_figure, plot_part, to_plot
+from .common import SMALL_FONT, decorate, diagnosis_list, literal, new_figure, plot_part, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -44,16 +44,16 @@ def colour_limit(values: Sequence[Optional[float]]) -> float:
     return next((limit for limit in LIMITS if largest <= limit), LIMITS[-1])
 
 
-def _colormap(name: str) -> "Colormap":
+def _colormap(name: str) -> Colormap:
     from matplotlib import colormaps
 
     return colormaps[name].with_extremes(bad=MISSING)
 
 
-def draw_cells(axes: "Axes", rows: Sequence[int], columns: Sequence[int],
+def draw_cells(axes: Axes, rows: Sequence[int], columns: Sequence[int],
                values: Sequence[Sequence[Optional[float]]], limit: float,
                colours: str = GAIN_COLOURS, unit: str = "%",
-               marked: Optional[Sequence[Sequence[bool]]] = None) -> "QuadMesh":
+               marked: Optional[Sequence[Sequence[bool]]] = None) -> QuadMesh:
     """A heat map of one value per cell, rows by iteration count from the bottom, columns by
     buffer size, as measured (no interpolation); every measured cell annotated with its value
     (and NOISY_MARK where marked), colours clipped at ±limit and centred on 0; grey where nothing
@@ -96,7 +96,7 @@ def _cells(grid: ma.Grid) -> List[List[Optional[ma.Cell]]]:
     return [[grid.cell(n, size) for size in grid.sizes] for n in grid.iterations]
 
 
-def gain_figure(grid: ma.Grid) -> "Figure":
+def gain_figure(grid: ma.Grid) -> Figure:
     """Seed figure 6: the gain 100 (t1 − (t2 + t3)) / t1 of every cell; beside it the cost
     model's prediction when it varies over the cells (when constant, the text says it once)."""
     predicted = grid.constant_prediction() is None and bool(grid.predicted)
@@ -108,11 +108,12 @@ def gain_figure(grid: ma.Grid) -> "Figure":
     values = {name: grid.values(name) for name, _ in panels}
     limit = colour_limit([value for rows in values.values() for row in rows for value in row])
     noisy = [[cell is not None and cell.noisy for cell in row] for row in _cells(grid)]
-    mesh = None
+    meshes = []
     for axes, (name, title) in zip(axes_list, panels):
-        mesh = draw_cells(axes, grid.iterations, grid.sizes, values[name], limit, marked=noisy)
+        meshes.append(draw_cells(axes, grid.iterations, grid.sizes, values[name], limit,
+                                 marked=noisy))
         axes.set_title(title, fontsize=9)
-    bar = figure.colorbar(mesh, ax=list(axes_list), shrink=0.9,
+    bar = figure.colorbar(meshes[-1], ax=list(axes_list), shrink=0.9,
                           label=f"gain % (colours clipped at ±{limit:.0f})")
     bar.ax.tick_params(labelsize=SMALL_FONT)
     return figure
@@ -145,14 +146,14 @@ def prediction_paragraph(grid: ma.Grid) -> Markup:
                         "reordering is paid.")
 
 
-def _seconds_axis(axes: "Axes") -> None:
+def _seconds_axis(axes: Axes) -> None:
     from matplotlib.ticker import FuncFormatter
 
     axes.yaxis.set_major_formatter(FuncFormatter(
         lambda value, _: "0" if value == 0 else format_time(value * 1e9)))
 
 
-def times_figure(grid: ma.Grid) -> "Figure":
+def times_figure(grid: ma.Grid) -> Figure:
     """t1 and t2 + t3 against the iterations, one colour per buffer size: reordering pays
     where the dashed line falls below the solid one."""
     from matplotlib import colormaps
@@ -225,12 +226,12 @@ def cell_table(grid: ma.Grid) -> Markup:
 
 # --- cg_reorder ----------------------------------------------------------------------------------
 
-def _bar(axes: "Axes", x: float, height: float, bottom: float, colour: str, gid: str,
-         **extra) -> None:
+def _bar(axes: Axes, x: float, height: float, bottom: float, colour: str, gid: str,
+         **extra: Any) -> None:
     axes.bar([x], [height], bottom=[bottom], width=0.8, color=colour, gid=gid, zorder=2, **extra)
 
 
-def _label(axes: "Axes", x: float, top: float, seconds: float) -> None:
+def _label(axes: Axes, x: float, top: float, seconds: float) -> None:
     axes.text(x, top, format_time(seconds * 1e9), ha="center", va="bottom",
               fontsize=SMALL_FONT, gid=VALUE_GID)
 
@@ -245,7 +246,7 @@ def _cg_outcome(entry: ma.CgPoint) -> str:
     return f"{entry.algo}: {ma.gain_text(entry.gain_pct)}{predicted}"
 
 
-def _cg_panel(axes: "Axes", entry: ma.CgPoint) -> None:
+def _cg_panel(axes: Axes, entry: ma.CgPoint) -> None:
     _bar(axes, 0, entry.comm_before_s, 0, BEFORE_COLOUR, "comm-before")
     _label(axes, 0, entry.comm_before_s, entry.comm_before_s)
     _bar(axes, 1, entry.comm_after_s, 0, AFTER_COLOUR, "comm-after")
@@ -268,7 +269,7 @@ def _cg_panel(axes: "Axes", entry: ma.CgPoint) -> None:
                                 entry.total_before_s or 0.0, entry.total_after_s or 0.0))
 
 
-def cg_figure(points: Sequence[ma.CgPoint]) -> Optional["Figure"]:
+def cg_figure(points: Sequence[ma.CgPoint]) -> Optional[Figure]:
     """Per CG point: communication before, after with the reordering stacked on it, and the
     whole solve before and after."""
     if not points:
@@ -338,17 +339,13 @@ def render(run: Run) -> ReportSection:
 
 # --- comparison ----------------------------------------------------------------------------------
 
-def _literal(text: str) -> str:
-    return text.replace("$", r"\$")
-
-
-def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) -> "Figure":
+def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) -> Figure:
     """A's gains, B's, and B − A on the cells both measured, each cell annotated."""
     rows = sorted(set(grid_a.iterations) | set(grid_b.iterations))
     columns = sorted(set(grid_a.sizes) | set(grid_b.sizes))
 
     def values(grid: ma.Grid) -> List[List[Optional[float]]]:
-        return [[None if grid.cell(n, size) is None else grid.cell(n, size).gain_pct
+        return [[None if (cell := grid.cell(n, size)) is None else cell.gain_pct
                  for size in columns] for n in rows]
 
     gains_a, gains_b = values(grid_a), values(grid_b)
@@ -358,12 +355,12 @@ def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) ->
                          1.5 + CELL_HEIGHT * max(len(rows), 3)))
     axes_a, axes_b, axes_d = figure.subplots(1, 3, squeeze=False)[0]
     limit = colour_limit([value for grid in (gains_a, gains_b) for row in grid for value in row])
-    mesh = None
+    meshes = []
     for axes, gains, side, label in ((axes_a, gains_a, "A", labels[0]),
                                      (axes_b, gains_b, "B", labels[1])):
-        mesh = draw_cells(axes, rows, columns, gains, limit)
-        axes.set_title(f"{side}: {_literal(label)}", fontsize=9)
-    figure.colorbar(mesh, ax=[axes_a, axes_b], shrink=0.9, label="gain %").ax.tick_params(
+        meshes.append(draw_cells(axes, rows, columns, gains, limit))
+        axes.set_title(f"{side}: {literal(label)}", fontsize=9)
+    figure.colorbar(meshes[-1], ax=[axes_a, axes_b], shrink=0.9, label="gain %").ax.tick_params(
         labelsize=SMALL_FONT)
     spread = colour_limit([value for row in difference for value in row])
     drawn = draw_cells(axes_d, rows, columns, difference, spread, DIFFERENCE_COLOURS, unit="")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size
 from .common import new_figure, to_plot
+
 # Generic tick choosers: powers of two for sizes, 1-2-5 decades for any count.
 from .overlap import size_ticks, time_ticks
 
@@ -95,7 +96,7 @@ def _plain_count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _group_axis(axis: "Axis", groups: Grouping) -> None:
+def _group_axis(axis: Axis, groups: Grouping) -> None:
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     def text(value: float, _: object) -> str:
@@ -106,7 +107,7 @@ def _group_axis(axis: "Axis", groups: Grouping) -> None:
     axis.set_major_formatter(FuncFormatter(text))
 
 
-def draw_map(axes: "Axes", matrix: Matrix, groups: Optional[Grouping] = None) -> "AxesImage":
+def draw_map(axes: Axes, matrix: Matrix, groups: Optional[Grouping] = None) -> AxesImage:
     """One matrix, rank 0 at the top left, summed by groups (default: grouping(matrix.ranks));
     zero cells left blank, others on a log scale."""
     from matplotlib import colormaps
@@ -132,12 +133,18 @@ def draw_map(axes: "Axes", matrix: Matrix, groups: Optional[Grouping] = None) ->
     return image
 
 
-def _colour_bar(figure: "Figure", image: "AxesImage", axes: "Axes", ticks: Sequence[float],
+def _scale(image: AxesImage) -> Tuple[float, float]:
+    """The ends of a drawn map's colour scale. matplotlib types them loosely (None before
+    drawing, a tuple for some norms); the maps' norm, set when drawn, holds two numbers."""
+    return cast(float, image.norm.vmin), cast(float, image.norm.vmax)
+
+
+def _colour_bar(figure: Figure, image: AxesImage, axes: Axes, ticks: Sequence[float],
                 text: Callable[[float], str], title: str) -> None:
     from matplotlib.ticker import FuncFormatter
 
     bar = figure.colorbar(image, ax=axes, shrink=0.85, label=title)
-    bar.set_ticks(list(ticks) or [image.norm.vmin, image.norm.vmax])
+    bar.set_ticks(list(ticks) or list(_scale(image)))
     bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: text(value)))
     # Log scales add unlabelled minor ticks at 2..9 × 10^k, which mean nothing here.
     bar.minorticks_off()
@@ -151,7 +158,7 @@ def map_plot(traffic: Traffic, hosts: object = None) -> Plot:
     groups = grouping(traffic.ranks, hosts)
     for axes, matrix in zip(panels, (traffic.counts, traffic.bytes)):
         image = draw_map(axes, matrix, groups)
-        low, high = image.norm.vmin, image.norm.vmax
+        low, high = _scale(image)
         if matrix.what == "bytes":
             _colour_bar(figure, image, axes, size_ticks(low, high), format_size, "bytes sent")
         else:

@@ -11,7 +11,7 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
-from .common import SMALL_FONT, diagnosis_list, new_figure, to_plot
+from .common import SMALL_FONT, diagnosis_list, literal, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,7 +50,7 @@ NLOAD_KEY = ("nload's colour: slowdown on a logarithmic scale from 1 to 1000, ov
              "of computing threads")
 
 
-def ratio_colormap() -> "Colormap":
+def ratio_colormap() -> Colormap:
     from matplotlib.colors import LinearSegmentedColormap
 
     return LinearSegmentedColormap.from_list("mpilens-ratio", RATIO_COLOURS).with_extremes(
@@ -97,7 +97,7 @@ def time_ticks(low: float, high: float) -> List[float]:
     return ticks
 
 
-def _log_axis(axis: "Axis", ticks: Sequence[float], label: Callable[[float], str]) -> None:
+def _log_axis(axis: Axis, ticks: Sequence[float], label: Callable[[float], str]) -> None:
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     axis.set_major_locator(FixedLocator(ticks))
@@ -106,7 +106,7 @@ def _log_axis(axis: "Axis", ticks: Sequence[float], label: Callable[[float], str
     axis.set_minor_locator(NullLocator())
 
 
-def _blank(axes: "Axes", text: str) -> None:
+def _blank(axes: Axes, text: str) -> None:
     axes.set_facecolor(MISSING)
     axes.set_xticks([])
     axes.set_yticks([])
@@ -116,11 +116,11 @@ def _blank(axes: "Axes", text: str) -> None:
 
 @dataclass
 class DrawnMap:
-    mesh: "QuadMesh"
+    mesh: QuadMesh
     undetermined: int  # cells drawn faded and hatched
 
 
-def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional[DrawnMap]:
+def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
     """One benchmark's map, a rectangle per measured point, as measured (no interpolation)."""
     import numpy as np
     from matplotlib.colors import LogNorm, Normalize
@@ -160,7 +160,7 @@ def draw_map(axes: "Axes", grid: overlap.Grid) -> Optional[DrawnMap]:
     return DrawnMap(mesh, undetermined)
 
 
-def _mark_undetermined(axes: "Axes", flags: Sequence[Sequence[bool]], x_edges: Sequence[float],
+def _mark_undetermined(axes: Axes, flags: Sequence[Sequence[bool]], x_edges: Sequence[float],
                        y_edges: Sequence[float]) -> int:
     """Fade and hatch the cells flagged (rows by y, as the mesh); returns how many."""
     from matplotlib.collections import PolyCollection
@@ -176,7 +176,7 @@ def _mark_undetermined(axes: "Axes", flags: Sequence[Sequence[bool]], x_edges: S
     return len(cells)
 
 
-def _draw_t_comm(axes: "Axes", grid: overlap.Grid) -> None:
+def _draw_t_comm(axes: Axes, grid: overlap.Grid) -> None:
     """The seed's white line: where T_comp = T_comm, the border between the two regions."""
     line = [(size, t) for size, t in zip(grid.sizes, grid.t_comm)
             if size > 0 and t is not None and t > 0]
@@ -185,16 +185,11 @@ def _draw_t_comm(axes: "Axes", grid: overlap.Grid) -> None:
                   marker="o" if len(line) == 1 else None, markersize=3)
 
 
-def _plain_ticks(bar: "Colorbar") -> None:
+def _plain_ticks(bar: Colorbar) -> None:
     """1, 10, 100 rather than 10^0, 10^1, 10^2 on the slowdown scale: a factor reads better."""
     from matplotlib.ticker import FuncFormatter
 
     bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-
-
-def _literal(text: str) -> str:
-    """User text for matplotlib: a pair of $ would otherwise start a formula, which may not parse."""
-    return text.replace("$", r"\$")
 
 
 def _y_label(bench: str) -> str:
@@ -214,7 +209,7 @@ def _noting_hatch(label: str, undetermined: int) -> str:
     return f"{label}\n({UNDETERMINED_LABEL})" if undetermined else label
 
 
-def map_figure(grid: overlap.Grid) -> "Figure":
+def map_figure(grid: overlap.Grid) -> Figure:
     figure = new_figure((6.4, 4.4))
     axes = figure.add_subplot()
     drawn = draw_map(axes, grid)
@@ -231,7 +226,7 @@ def map_caption(bench: str) -> str:
     return f"{overlap.LABELS[bench]} ({bench}): {overlap.MEASURES[bench]}."
 
 
-def _draw_panel(axes: "Axes", run: Run, bench: str) -> Optional[DrawnMap]:
+def _draw_panel(axes: Axes, run: Run, bench: str) -> Optional[DrawnMap]:
     axes.tick_params(labelsize=SMALL_FONT)
     if not run.points_of(bench):
         _blank(axes, "not measured")
@@ -239,7 +234,7 @@ def _draw_panel(axes: "Axes", run: Run, bench: str) -> Optional[DrawnMap]:
     return draw_map(axes, overlap.grid(run, bench))
 
 
-def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
+def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
     """Every benchmark of the runs side by side, one row per run labelled on the left (seed
     figures 2-4), with one colour bar for all ratio maps and one for nload."""
     benches = [b for b in overlap.BENCHES if any(run.points_of(b) for _, run in rows)]
@@ -250,7 +245,7 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
         return figure
     panels = figure.subplots(len(rows), len(benches), squeeze=False)
     # Per colour scale (nload or ratio): every map drawn with it, and the panels they are in.
-    maps: Dict[bool, List[Tuple[DrawnMap, "Axes"]]] = {}
+    maps: Dict[bool, List[Tuple[DrawnMap, Axes]]] = {}
     for r, (label, run) in enumerate(rows):
         for c, bench in enumerate(benches):
             axes = panels[r][c]
@@ -265,7 +260,7 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> "Figure":
             if c == 0 or bench == overlap.NLOAD:
                 axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
         if label:
-            panels[r][0].set_ylabel(f"{_literal(label)}\n{_y_label(benches[0])}", fontsize=9)
+            panels[r][0].set_ylabel(f"{literal(label)}\n{_y_label(benches[0])}", fontsize=9)
     for is_nload, drawn_maps in maps.items():
         undetermined = sum(drawn.undetermined for drawn, _ in drawn_maps)
         bar = figure.colorbar(drawn_maps[0][0].mesh, ax=[axes for _, axes in drawn_maps],

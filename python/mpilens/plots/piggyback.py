@@ -4,19 +4,34 @@ the applications' overhead (figure 4), tables of every number, and the compariso
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import piggyback as pb
 from ..markup import Markup, details, element, table
-from ..results import Run
+from ..results import Run, record_object
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
-from .common import (SMALL_FONT, decorate, diagnosis_list, legend_beside, new_figure, panel_grid,
-                     plot_part, positive_points, ratio_axis, size_axis, to_plot)
+from .common import (
+    SMALL_FONT,
+    decorate,
+    diagnosis_list,
+    legend_beside,
+    literal,
+    new_figure,
+    panel_grid,
+    plot_part,
+    positive_points,
+    ratio_axis,
+    size_axis,
+    to_plot,
+)
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.typing import LineStyleType
 
 TITLE = "Piggyback cost"
 
@@ -52,7 +67,7 @@ def _label(method: str) -> str:
     return "no layer" if method == pb.NONE else method
 
 
-def _figure_axis(axes: "Axes", bench: str, values: Sequence[float]) -> None:
+def _figure_axis(axes: Axes, bench: str, values: Sequence[float]) -> None:
     """Latency or bandwidth on y: logarithmic when they span more than LOG_RANGE (ticks at
     powers of 10 for times, of 8 for bandwidths, so that they read 1 MiB/s, 8 MiB/s, ...), else
     linear from 0."""
@@ -69,8 +84,8 @@ def _figure_axis(axes: "Axes", bench: str, values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: formatter(value)))
 
 
-def _line(axes: "Axes", method: str, points: Sequence[Tuple[float, float]],
-          **extra) -> object:
+def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]],
+          **extra: Any) -> Line2D:
     colour, marker = _style(method)
     xs, ys = zip(*points)
     line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=4,
@@ -84,8 +99,8 @@ BENCH_TITLES = {pb.LATENCY: "latency (one way)", pb.BANDWIDTH: "bandwidth"}
 
 
 def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict],
-                 finish_panel: Callable[["Axes", str, str, List[float], Dict[str, object]], None]
-                 ) -> Optional["Figure"]:
+                 finish_panel: Callable[[Axes, str, str, List[float], Dict[str, Artist]], None]
+                 ) -> Optional[Figure]:
     """One panel per benchmark (rows) and kind of receive (columns) that has curves, each
     method's curve drawn in it; finish_panel(axes, bench, recv, values drawn, legend handles)
     adds its axes and decorations. None when there is nothing to draw."""
@@ -96,7 +111,7 @@ def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
     grid = panel_grid(figure, len(benches), len(recvs))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for row, bench in zip(grid, benches):
         for axes, recv in zip(row, recvs):
             values: List[float] = []
@@ -110,10 +125,11 @@ def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict
     return figure
 
 
-def sizes_figure(found: pb.Found) -> Optional["Figure"]:
+def sizes_figure(found: pb.Found) -> Optional[Figure]:
     """Seed figure 2: latency and bandwidth against the message size, one curve per method with
     the 4-byte pb and the library alone; one column per kind of receive."""
-    def finish(axes: "Axes", bench: str, recv: str, values: List[float], handles) -> None:
+    def finish(axes: Axes, bench: str, recv: str, values: List[float],
+               handles: Dict[str, Artist]) -> None:
         size_axis(axes)
         _figure_axis(axes, bench, values)
         decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
@@ -122,15 +138,16 @@ def sizes_figure(found: pb.Found) -> Optional["Figure"]:
     return _method_grid(found, pb.size_curves, finish)
 
 
-def ratios_figure(found: pb.Found) -> Optional["Figure"]:
+def ratios_figure(found: pb.Found) -> Optional[Figure]:
     """Each method's figure over the library's at the same size: latency ratios above 1 and
     bandwidth ratios below 1 are the cost; auto's goal shaded (at most 10% more latency at small
     sizes, at most 2% less bandwidth from 1 MiB on)."""
-    def finish(axes: "Axes", bench: str, recv: str, values: List[float],
-               handles: Dict[str, object]) -> None:
+    def finish(axes: Axes, bench: str, recv: str, values: List[float],
+               handles: Dict[str, Artist]) -> None:
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
         sizes = [size for curve in pb.ratio_curves(found, bench, recv).values()
                  for size in curve if size > 0]
+        band: Optional[Artist]
         if bench == pb.LATENCY:
             band = axes.axhspan(1, 1 + pb.LATENCY_GOAL, color=GOAL_COLOUR, zorder=0, gid="goal")
         elif sizes and max(sizes) >= pb.BANDWIDTH_GOAL_FROM:
@@ -149,7 +166,7 @@ def ratios_figure(found: pb.Found) -> Optional["Figure"]:
     return _method_grid(found, pb.ratio_curves, finish)
 
 
-def pb_figure(found: pb.Found) -> Optional["Figure"]:
+def pb_figure(found: pb.Found) -> Optional[Figure]:
     """Seed figure 3: latency at 4 B and bandwidth at 512 KiB against the pb size, specific
     receives; the library alone dashed."""
     panels = [(bench, size, pb.pb_curves(found, bench, "specific", size))
@@ -162,7 +179,7 @@ def pb_figure(found: pb.Found) -> Optional["Figure"]:
 
     figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
     (row,) = panel_grid(figure, 1, len(panels))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for axes, (bench, size, curves) in zip(row, panels):
         for method, curve in curves.items():
             points = positive_points(curve)
@@ -183,7 +200,7 @@ def pb_figure(found: pb.Found) -> Optional["Figure"]:
     return figure
 
 
-def apps_figure(run: Run) -> Optional["Figure"]:
+def apps_figure(run: Run) -> Optional[Figure]:
     """Seed figure 4: grouped bars of the applications' overhead, one group per application,
     kind of receive and pb size, one bar per method; 1 is no overhead."""
     found = pb.overheads(run)
@@ -298,7 +315,7 @@ def points_table(run: Run) -> Markup:
         if point.get("bench") not in (pb.LATENCY, pb.BANDWIDTH):
             continue
         params, stats = point.get("params") or {}, point.get("stats") or {}
-        sample = stats.get("sample") if isinstance(stats.get("sample"), dict) else {}
+        sample = record_object(stats, "sample")
         bench, recv, method = point["bench"], params.get("recv"), params.get("method")
         size, pb_size = params.get("size_bytes"), params.get("pb_size")
         base = pb.baseline(found, bench, str(recv)).get(size) if isinstance(size, int) else None
@@ -355,7 +372,7 @@ def render(run: Run) -> ReportSection:
 
 # --- comparison ----------------------------------------------------------------------------------
 
-def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional["Figure"]:
+def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """Each method's ratio to its own library alone against the message size, specific
     receives: A solid, B dashed."""
     found_a, found_b = pb.measurements(run_a), pb.measurements(run_b)
@@ -368,7 +385,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
 
     figure = new_figure((1.8 + PANEL_WIDTH * len(benches), 0.6 + PANEL_HEIGHT))
     (row,) = panel_grid(figure, 1, len(benches))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for axes, bench in zip(row, benches):
         values: List[float] = [1.0]
         for found, style, side in ((found_a, "-", "A"), (found_b, "--", "B")):
@@ -386,10 +403,10 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
         ratio_axis(axes, values)
         decorate(axes, f"{BENCH_TITLES[bench]}, specific receives", "message size",
                   "with layer / without")
-    for style, side, label in (("-", "A", labels[0]), ("--", "B", labels[1])):
-        # mathtext would read a $ in a label
-        handles[f"{side}: {label}".replace("$", r"\$")] = Line2D([], [], color="0.3",
-                                                                  linestyle=style)
+    styles: Tuple[Tuple[LineStyleType, str, str], ...] = (("-", "A", labels[0]),
+                                                      ("--", "B", labels[1]))
+    for dash, side, label in styles:
+        handles[literal(f"{side}: {label}")] = Line2D([], [], color="0.3", linestyle=dash)
     legend_beside(row[-1], handles)
     return figure
 

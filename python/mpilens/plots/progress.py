@@ -4,19 +4,32 @@ interrupt (seed §V-B2), tables of every number and of the settings, and the com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import progress as pg
 from ..markup import Markup, details, element, table
-from ..results import Run
+from ..results import Run, record_object
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
-from .common import (SMALL_FONT, decorate, diagnosis_list, legend_beside, new_figure, panel_grid,
-                     plot_part, positive_points, size_axis, to_plot)
+from .common import (
+    SMALL_FONT,
+    decorate,
+    diagnosis_list,
+    legend_beside,
+    literal,
+    new_figure,
+    panel_grid,
+    plot_part,
+    positive_points,
+    size_axis,
+    to_plot,
+)
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 TITLE = "Progression cost"
 
@@ -48,7 +61,7 @@ def _kind_text(kind: str) -> str:
     return KIND_TEXTS.get(kind, kind)
 
 
-def _time_axis(axes: "Axes", values: Sequence[float], log: bool) -> None:
+def _time_axis(axes: Axes, values: Sequence[float], log: bool) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     if log:
@@ -65,8 +78,8 @@ def _time_axis(axes: "Axes", values: Sequence[float], log: bool) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
-def _line(axes: "Axes", points: Sequence[Tuple[float, float]], style: Tuple[str, str],
-          gid: str, bold: bool = False, **extra) -> object:
+def _line(axes: Axes, points: Sequence[Tuple[float, float]], style: Tuple[str, str],
+          gid: str, bold: bool = False, **extra: Any) -> Line2D:
     xs, ys = zip(*points)
     colour, marker = style
     line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=4,
@@ -92,8 +105,8 @@ def left_out(found: pg.Found) -> int:
                for size, value in curve.items())
 
 
-def _overhead_panel(axes: "Axes", found: pg.Found, operation: str, kind: str,
-                    look: Mapping[str, Tuple[str, str]], handles: Dict[str, object]) -> None:
+def _overhead_panel(axes: Axes, found: pg.Found, operation: str, kind: str,
+                    look: Mapping[str, Tuple[str, str]], handles: Dict[str, Artist]) -> None:
     values: List[float] = []
     for name, curve in pg.overhead_curves(found, operation, kind).items():
         points = positive_points(curve)
@@ -110,7 +123,7 @@ def _overhead_panel(axes: "Axes", found: pg.Found, operation: str, kind: str,
     decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
 
 
-def overhead_figure(found: pg.Found) -> Optional["Figure"]:
+def overhead_figure(found: pg.Found) -> Optional[Figure]:
     """Seed figures 7 to 10: t_o against the message size, one row per operation, time-based and
     work-based side by side; one curve per strategy and setting, t_b dashed."""
     operations, kinds = _panels(found)
@@ -119,7 +132,7 @@ def overhead_figure(found: pg.Found) -> Optional["Figure"]:
     look = styles(pg.curve_names(found))
     figure = new_figure((1.8 + PANEL_WIDTH * len(kinds), 0.6 + PANEL_HEIGHT * len(operations)))
     grid = panel_grid(figure, len(operations), len(kinds))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for row, operation in zip(grid, operations):
         for axes, kind in zip(row, kinds):
             if kind in pg.kinds_measured(found, operation):
@@ -162,7 +175,7 @@ def _interval_curves(found: pg.Found, kind: str) -> Dict[str, Tuple[int, Dict[in
     return curves
 
 
-def intervals_figure(found: pg.Found) -> Optional["Figure"]:
+def intervals_figure(found: pg.Found) -> Optional[Figure]:
     """t_o of the library alone at the largest size against the bytes between two tests, one
     panel per kind, one curve per operation; dotted, the same operation without tests."""
     panels = [(kind, _interval_curves(found, kind)) for kind in pg.KINDS]
@@ -171,7 +184,7 @@ def intervals_figure(found: pg.Found) -> Optional["Figure"]:
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
     (row,) = panel_grid(figure, 1, len(panels))
-    handles: Dict[str, object] = {}
+    handles: Dict[str, Artist] = {}
     for axes, (kind, curves) in zip(row, panels):
         values: List[float] = []
         for operation, (size, curve) in curves.items():
@@ -215,7 +228,7 @@ def intervals_caption(found: pg.Found) -> str:
 
 # --- interrupts ----------------------------------------------------------------------------------
 
-def interrupts_figure(run: Run) -> Optional["Figure"]:
+def interrupts_figure(run: Run) -> Optional[Figure]:
     """Seed §V-B2: the CPU a timer wake-up takes per core, one bar per rate, against the seed's
     3.4 µs."""
     found = pg.interrupts(run)
@@ -331,10 +344,8 @@ def settings_table(run: Run) -> Markup:
     asynchronous progress variables."""
     rows = []
     for member in run.members or [run]:
-        setting = member.meta.get("progress_setting")
-        setting = setting if isinstance(setting, dict) else {}
-        library = setting.get("library") if isinstance(setting.get("library"), dict) else {}
-        env = setting.get("env") if isinstance(setting.get("env"), dict) else {}
+        setting = record_object(member.meta, "progress_setting")
+        library, env = record_object(setting, "library"), record_object(setting, "env")
         rows.append([pg.label_of(member), member.path.name, library.get("mode", "n/a"),
                      _listed(library.get("running_per_rank")), _listed(library.get("cpu_per_rank")),
                      "yes" if library.get("realtime") is True else "no",
@@ -404,7 +415,7 @@ def _common_panels(found_a: pg.Found, found_b: pg.Found) -> List[Tuple[str, str]
             if pg.curve(found_a, op, kind) and pg.curve(found_b, op, kind)]
 
 
-def _compare_panel(axes: "Axes", sides: Sequence[Tuple[str, str, str, pg.Found]],
+def _compare_panel(axes: Axes, sides: Sequence[Tuple[str, str, str, pg.Found]],
                    operation: str, kind: str) -> None:
     values: List[float] = []
     for side, label, style, found in sides:
@@ -424,7 +435,7 @@ def _compare_panel(axes: "Axes", sides: Sequence[Tuple[str, str, str, pg.Found]]
     axes.legend(fontsize=SMALL_FONT - 1, loc="best")
 
 
-def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional["Figure"]:
+def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """Per operation and kind: none and the best curve of each study, A solid, B dashed."""
     found_a, found_b = pg.measurements(run_a), pg.measurements(run_b)
     panels = _common_panels(found_a, found_b)
@@ -434,8 +445,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     rows = (len(panels) + columns - 1) // columns
     figure = new_figure((0.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * rows))
     grid = [axes for row in panel_grid(figure, rows, columns) for axes in row]
-    sides = (("A", labels[0].replace("$", r"\$"), "-", found_a),
-             ("B", labels[1].replace("$", r"\$"), "--", found_b))
+    sides = (("A", literal(labels[0]), "-", found_a), ("B", literal(labels[1]), "--", found_b))
     for axes, (operation, kind) in zip(grid, panels):
         _compare_panel(axes, sides, operation, kind)
     for axes in grid[len(panels):]:
@@ -452,8 +462,10 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
             curves = pg.named_series(found, operation, kind)
             size = pg.table_size(curves)
             best = pg.best_curve(found, operation, kind)
-            row += [format_size(size), pg.overhead_text(curves[pg.NONE].get(size)),
-                    "-" if best is None else f"{best}: {pg.overhead_text(curves[best].get(size))}"]
+            none_at = curves[pg.NONE].get(size) if size is not None else None
+            best_at = curves[best].get(size) if best is not None and size is not None else None
+            row += [format_size(size), pg.overhead_text(none_at),
+                    "-" if best is None else f"{best}: {pg.overhead_text(best_at)}"]
         rows.append(row)
     if not rows:
         return None
