@@ -14,10 +14,9 @@ extern const char ml_layer_name[];
 #if MPI_VERSION >= 4
 static inline int ml_count_fits(MPI_Count count) { return count >= 0 && count <= INT_MAX; }
 
+/* The refusal, through the error handler of the call's communicator or window. */
 int ml_count_refused_comm(const char *function, MPI_Comm comm);
 int ml_count_refused_win(const char *function, MPI_Win win);
-#define ml_count_refused(function, handle)                                                           \
-    _Generic((handle), MPI_Win: ml_count_refused_win, default: ml_count_refused_comm)(function, handle)
 #endif
 
 #endif

@@ -234,11 +234,16 @@ def large_entry(call: Call, hook: Hook, mode: str) -> List[str]:
     counts = [p.name for p, q in zip(call.params, params) if p.type != q.type]
     if any(p.array for p in params if p.name in counts):
         raise SpecError(f"{call.name}: large narrow cannot narrow count arrays")
-    comm = next((p.name for p in params if p.type in ("MPI_Comm", "MPI_Win")), None)
+    # The error goes to the handler of the call's communicator or window (MPI_COMM_WORLD for a
+    # call on a matched message); handle types may all be int, so the generator picks.
+    handle = next((p for p in params if p.type in ("MPI_Comm", "MPI_Win")), None)
     fits = " && ".join(f"ml_count_fits({name})" for name in counts)
     narrowed = ", ".join(f"(int){p.name}" if p.name in counts else p.name for p in params)
-    refuse = (f"ml_count_refused(\"{call.name}_c\", {comm})" if comm
-              else f"ml_count_refused(\"{call.name}_c\", MPI_COMM_WORLD)")
+    if handle is not None and handle.type == "MPI_Win":
+        refuse = f"ml_count_refused_win(\"{call.name}_c\", {handle.name})"
+    else:
+        refuse = (f"ml_count_refused_comm(\"{call.name}_c\", "
+                  f"{handle.name if handle else 'MPI_COMM_WORLD'})")
     return [head, "{", f"    if ({fits})", f"        return {impl_name(call)}({narrowed});",
             f"    return {refuse};", "}", ""]
 

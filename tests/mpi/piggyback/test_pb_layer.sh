@@ -6,17 +6,19 @@
 #   received, with no error, at a small and at a large pb size;
 # - so does pb_pingpong, a ping-pong written in Fortran, through the layer's Fortran entry points
 #   (FORTRAN_PROGRAM "-" where this MPI has no Fortran interface);
+# - so does pb_large_count through MPI-4's large-count forms, whose counts above INT_MAX the layer
+#   refuses with MPI_ERR_COUNT and one line (LARGE_PROGRAM "-" before MPI-4);
 # - the example applications give bit-identical results with and without the layer, with
 #   specific and with wildcard receives, every message's pb verified;
 # - the lamport driver gives the clocks a token ring must end with;
 # - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
 #   asking for MPI_THREAD_MULTIPLE is told what it gets.
-# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG FORTRAN_PROGRAM NP
-#                         LAUNCHER [ARGS...]
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG FORTRAN_PROGRAM
+#                         LARGE_PROGRAM NP LAUNCHER [ARGS...]
 set -u
 # shellcheck disable=SC2034 # sweep and cg are read by name, as ${!app}
-library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 fortran=$7 np=$8
-shift 8
+library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 fortran=$7 large=$8 np=$9
+shift 9
 launch=("$@")
 . "$(dirname "$0")/../testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
@@ -61,6 +63,17 @@ if [ "$fortran" != - ]; then
   for method in pack-before datatype-after separate auto; do
     run "fortran_$method" "$method" 24 check "$fortran"
     check_calls "fortran_$method" "$method"
+  done
+fi
+
+if [ "$large" != - ]; then
+  run large_none none 0 none "$large" delivered
+  check_calls large_none none
+  for method in pack-after datatype-before separate auto; do
+    run "large_$method" "$method" 24 check "$large" refused
+    check_calls "large_$method" "$method"
+    grep -q "MPI_Isend_c with a count above INT_MAX: the layer passes counts on as int" "$work/large_$method.err" ||
+      fail "large_$method: the refusal is not said: $(tail -3 "$work/large_$method.err")"
   done
 fi
 
