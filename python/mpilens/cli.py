@@ -29,41 +29,62 @@ def _bound(command: Command, family: Family) -> Handler:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mpilens",
-                     description="Measure what MPI does on this machine: run the mpilens "
-                                 "programs, then report and compare their results.",
-                     epilog="Reference: docs/cli.md. Run 'mpilens COMMAND --help' for the "
-                            "options of a command.")
+    parser = _Parser(
+        prog="mpilens",
+        description=(
+            "Measure what MPI does on this machine: run the mpilens "
+            "programs, then report and compare their results."
+        ),
+        epilog="Reference: docs/cli.md. Run 'mpilens COMMAND --help' for the options of a command.",
+    )
     parser.add_argument("--version", action="version", version=f"mpilens {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for family in families.FAMILIES.values():
         for command in family.commands:
-            sub = commands.add_parser(command.name_in(family), help=command.help_in(family),
-                                      description=command.description_in(family),
-                                      usage=command.usage)
+            sub = commands.add_parser(
+                command.name_in(family),
+                help=command.help_in(family),
+                description=command.description_in(family),
+                usage=command.usage,
+            )
             command.add_arguments(sub, family)
             sub.set_defaults(handler=_bound(command, family))
     suite = families.suite_families()
     sub = commands.add_parser(
-        "suite", help="run every family (" + ", ".join(f.name for f in suite) + ") into one "
-                      "directory and write one report",
-        description="Run every family in turn into one directory, then write one report.")
+        "suite",
+        help=(
+            "run every family (" + ", ".join(f.name for f in suite) + ") into one "
+            "directory and write one report"
+        ),
+        description="Run every family in turn into one directory, then write one report.",
+    )
     add_launch_options(sub, "quick")
     sub.set_defaults(handler=cmd_suite)
-    sub = commands.add_parser("report", help="write the HTML report of existing results",
-                              description="Write report.html for a results directory or file.")
+    sub = commands.add_parser(
+        "report",
+        help="write the HTML report of existing results",
+        description="Write report.html for a results directory or file.",
+    )
     sub.add_argument("results", metavar="DIR", help="results directory (or one .jsonl file)")
-    sub.add_argument("--output", metavar="DIR2",
-                     help="where to write report.html and plots/ (default: DIR)")
+    sub.add_argument(
+        "--output", metavar="DIR2", help="where to write report.html and plots/ (default: DIR)"
+    )
     sub.set_defaults(handler=cmd_report)
-    sub = commands.add_parser("compare", help="compare two results directories side by side",
-                              description="Write an HTML page comparing two sets of results.")
+    sub = commands.add_parser(
+        "compare",
+        help="compare two results directories side by side",
+        description="Write an HTML page comparing two sets of results.",
+    )
     sub.add_argument("results_a", metavar="DIR_A")
     sub.add_argument("results_b", metavar="DIR_B")
-    sub.add_argument("--labels", metavar="A,B",
-                     help="names for the two sides (default: the directory names)")
-    sub.add_argument("--output", metavar="DIR",
-                     help="write DIR/compare.html (default: DIR_A/compare-<name of DIR_B>.html)")
+    sub.add_argument(
+        "--labels", metavar="A,B", help="names for the two sides (default: the directory names)"
+    )
+    sub.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write DIR/compare.html (default: DIR_A/compare-<name of DIR_B>.html)",
+    )
     sub.set_defaults(handler=cmd_compare)
     sub = commands.add_parser("version", help="print the mpilens version")
     sub.set_defaults(handler=cmd_version)
@@ -93,8 +114,10 @@ def _labels(text: Optional[str], a: Path, b: Path) -> Tuple[str, str]:
         return (name_a, name_b) if name_a != name_b else (str(a), str(b))
     labels = [label.strip() for label in text.split(",")]
     if len(labels) != 2 or not all(labels):
-        raise MpilensError(f'invalid --labels "{text}": expected two names separated by a '
-                           "comma, such as before,after")
+        raise MpilensError(
+            f'invalid --labels "{text}": expected two names separated by a '
+            "comma, such as before,after"
+        )
     return labels[0], labels[1]
 
 

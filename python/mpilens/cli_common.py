@@ -32,51 +32,68 @@ def default_ranks() -> int:
 def rank_count(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(
-            f'invalid number of ranks "{text}": expected an integer of at least 1')
+            f'invalid number of ranks "{text}": expected an integer of at least 1'
+        )
     return int(text)
 
 
 def rank_counts(family: Family) -> Callable[[str], List[int]]:
     """--np of a family measured over rank counts: a list such as 2,4,8."""
+
     def convert(text: str) -> List[int]:
         words = [word.strip() for word in text.split(",")]
         if not all(word.isdigit() for word in words):
             raise argparse.ArgumentTypeError(
                 f'invalid rank counts "{text}": expected integers separated by commas, such as '
-                "2,4,8")
+                "2,4,8"
+            )
         counts = [int(word) for word in words]
         for count in counts:
             if count < family.min_ranks:
                 raise argparse.ArgumentTypeError(
                     f'invalid rank counts "{text}": {family.name} needs at least '
-                    f"{family.min_ranks} ranks, not {count}")
+                    f"{family.min_ranks} ranks, not {count}"
+                )
             if counts.count(count) > 1:
                 raise argparse.ArgumentTypeError(
-                    f'invalid rank counts "{text}": {count} is given twice')
+                    f'invalid rank counts "{text}": {count} is given twice'
+                )
         return counts
 
     return convert
 
 
-def name_words(text: str, allowed: Sequence[str], what: str, example: str,
-               hints: Optional[Mapping[str, str]] = None) -> List[str]:
+def name_words(
+    text: str,
+    allowed: Sequence[str],
+    what: str,
+    example: str,
+    hints: Optional[Mapping[str, str]] = None,
+) -> List[str]:
     """The names of a comma-separated list, each among allowed or "all" (as given: "all" is not
     expanded); MpilensError naming the first wrong one. hints: a word on a name that is not
     allowed, said with it."""
     names = [name.strip() for name in text.split(",")]
     if not all(names):
-        raise MpilensError(f'invalid {what} list "{text}": expected names separated by commas, '
-                           f"such as {example}")
+        raise MpilensError(
+            f'invalid {what} list "{text}": expected names separated by commas, such as {example}'
+        )
     for name in names:
         if name not in (*allowed, "all"):
             hint = f" ({hints[name]})" if hints and name in hints else ""
-            raise MpilensError(f'unknown {what} "{name}"{hint}: choose from '
-                               + ", ".join((*allowed, "all")))
+            raise MpilensError(
+                f'unknown {what} "{name}"{hint}: choose from ' + ", ".join((*allowed, "all"))
+            )
     return names
 
 
-def chosen_names(text: str, allowed: Sequence[str], what: str, example: str,
-                 hints: Optional[Mapping[str, str]] = None) -> List[str]:
+def chosen_names(
+    text: str,
+    allowed: Sequence[str],
+    what: str,
+    example: str,
+    hints: Optional[Mapping[str, str]] = None,
+) -> List[str]:
     """name_words for an argparse option: the names chosen (all of them for "all"), in the order
     of allowed."""
     try:
@@ -86,55 +103,97 @@ def chosen_names(text: str, allowed: Sequence[str], what: str, example: str,
     return [name for name in allowed if name in names or "all" in names]
 
 
-def name_list(text: str, allowed: Sequence[str], what: str, example: str,
-              hints: Optional[Mapping[str, str]] = None) -> str:
+def name_list(
+    text: str,
+    allowed: Sequence[str],
+    what: str,
+    example: str,
+    hints: Optional[Mapping[str, str]] = None,
+) -> str:
     """A comma-separated list of names among allowed (or all), passed on without spaces."""
     return ",".join(name_words(text, allowed, what, example, hints))
 
 
-BIN_DIR_HELP = ("directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
-                "build/<flavour>/bin of the checkout, then PATH)")
+BIN_DIR_HELP = (
+    "directory holding the mpilens programs (default: MPILENS_BIN_DIR, then "
+    "build/<flavour>/bin of the checkout, then PATH)"
+)
 # --bin-dir of a command that also preloads one of mpilens' libraries
 LAYER_BIN_DIR_HELP = BIN_DIR_HELP + "; the library is looked for in DIR/../lib and DIR/../lib64"
 
 
 def lib_dir_help(library: str) -> str:
     """--lib-dir of a command that preloads lib<library>.so (launch.find_library's search)."""
-    return (f"directory holding lib{library}.so (default: MPILENS_LIB_DIR, then beside --bin-dir "
-            "or MPILENS_BIN_DIR, then build/<flavour>/lib of the checkout, then <prefix>/lib "
-            "beside a <prefix>/bin on PATH)")
+    return (
+        f"directory holding lib{library}.so (default: MPILENS_LIB_DIR, then beside --bin-dir "
+        "or MPILENS_BIN_DIR, then build/<flavour>/lib of the checkout, then <prefix>/lib "
+        "beside a <prefix>/bin on PATH)"
+    )
 
 
-def add_launch_options(parser: argparse.ArgumentParser, default_preset: Optional[str],
-                       bin_dir_help: str = BIN_DIR_HELP, series: Optional[Family] = None) -> None:
+def add_launch_options(
+    parser: argparse.ArgumentParser,
+    default_preset: Optional[str],
+    bin_dir_help: str = BIN_DIR_HELP,
+    series: Optional[Family] = None,
+) -> None:
     """The options of a command that launches ranks; --preset and --resume only for commands
     that run an mpilens program (default_preset given); --np a list for a series family."""
     group = parser.add_argument_group("launch options")
     if series is None:
-        group.add_argument("--np", type=rank_count, default=default_ranks(), metavar="N",
-                           help=f"number of MPI ranks (default {DEFAULT_RANKS}; inside a Slurm "
-                                "allocation, its number of tasks)")
+        group.add_argument(
+            "--np",
+            type=rank_count,
+            default=default_ranks(),
+            metavar="N",
+            help=(
+                f"number of MPI ranks (default {DEFAULT_RANKS}; inside a Slurm "
+                "allocation, its number of tasks)"
+            ),
+        )
     else:
-        group.add_argument("--np", type=rank_counts(series), default=DEFAULT_RANK_COUNTS,
-                           metavar="LIST",
-                           help="numbers of MPI ranks separated by commas, one run each, each at "
-                                f"least {series.min_ranks} (default {DEFAULT_RANK_COUNTS})")
-    group.add_argument("--mpi", choices=[f.value for f in launch.Flavour] + [launch.AUTO],
-                       default=launch.AUTO,
-                       help="MPI flavour the programs were built for (default auto: the only "
-                            "one built, else Open MPI, else what mpiexec is)")
-    group.add_argument("--launcher", metavar="CMD",
-                       help='launcher command prefix, e.g. "srun --mpi=pmix -n {np}"; {np} '
-                            "becomes the rank count, else -n N is appended")
+        group.add_argument(
+            "--np",
+            type=rank_counts(series),
+            default=DEFAULT_RANK_COUNTS,
+            metavar="LIST",
+            help=(
+                "numbers of MPI ranks separated by commas, one run each, each at "
+                f"least {series.min_ranks} (default {DEFAULT_RANK_COUNTS})"
+            ),
+        )
+    group.add_argument(
+        "--mpi",
+        choices=[f.value for f in launch.Flavour] + [launch.AUTO],
+        default=launch.AUTO,
+        help=(
+            "MPI flavour the programs were built for (default auto: the only "
+            "one built, else Open MPI, else what mpiexec is)"
+        ),
+    )
+    group.add_argument(
+        "--launcher",
+        metavar="CMD",
+        help='launcher command prefix, e.g. "srun --mpi=pmix -n {np}"; {np} '
+        "becomes the rank count, else -n N is appended",
+    )
     group.add_argument("--bin-dir", metavar="DIR", help=bin_dir_help)
-    group.add_argument("--output", metavar="DIR",
-                       help="results directory (default results/<YYYYmmdd-HHMMSS>-<flavour>/)")
+    group.add_argument(
+        "--output",
+        metavar="DIR",
+        help="results directory (default results/<YYYYmmdd-HHMMSS>-<flavour>/)",
+    )
     if default_preset is None:
         return
-    group.add_argument("--preset", choices=PRESETS, default=default_preset,
-                       help=f"how thorough the measurement is (default: {default_preset})")
-    group.add_argument("--resume", action="store_true",
-                       help="complete the interrupted run in --output DIR")
+    group.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=default_preset,
+        help=f"how thorough the measurement is (default: {default_preset})",
+    )
+    group.add_argument(
+        "--resume", action="store_true", help="complete the interrupted run in --output DIR"
+    )
 
 
 def ensure_writable(directory: Path) -> None:
@@ -167,10 +226,13 @@ def warn_if_oversubscribed(args: argparse.Namespace) -> None:
     cpus = launch.usable_cpus()
     ranks = max(rank_list(args))
     if ranks > cpus:
-        print(f"mpilens: warning: {ranks} ranks on {cpus} cores: ranks share cores, so computation "
-              "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
-              "ratios then describe that contention, and benchmarks involving every rank run much "
-              "slower", file=sys.stderr)
+        print(
+            f"mpilens: warning: {ranks} ranks on {cpus} cores: ranks share cores, so computation "
+            "competes with ranks waiting in MPI (and Open MPI runs in its oversubscribed mode); "
+            "ratios then describe that contention, and benchmarks involving every rank run much "
+            "slower",
+            file=sys.stderr,
+        )
 
 
 class EnvLauncher:
@@ -180,10 +242,12 @@ class EnvLauncher:
     def __init__(self, args: argparse.Namespace, flavour: launch.Flavour) -> None:
         self.args, self.flavour = args, flavour
 
-    def command(self, program: Path, program_args: Sequence[str],
-                env: Mapping[str, str]) -> List[str]:
-        return launch.build_command(self.flavour, self.args.np, program, program_args,
-                                    launcher=self.args.launcher, env=env)
+    def command(
+        self, program: Path, program_args: Sequence[str], env: Mapping[str, str]
+    ) -> List[str]:
+        return launch.build_command(
+            self.flavour, self.args.np, program, program_args, launcher=self.args.launcher, env=env
+        )
 
     def announce(self, command: Sequence[str], env: Mapping[str, str]) -> Dict[str, str]:
         """Print the command as one could paste it; return what the launcher's own environment
@@ -202,8 +266,9 @@ def check_resume(args: argparse.Namespace) -> None:
 def check_new(output: Path, resume: bool) -> None:
     """A finished run is never overwritten by accident: only --resume continues a file."""
     if output.exists() and not resume:
-        raise MpilensError(f'"{output}" already exists; add --resume to complete it, or choose '
-                           "another --output")
+        raise MpilensError(
+            f'"{output}" already exists; add --resume to complete it, or choose another --output'
+        )
 
 
 def program_tail(output: Path, resume: bool) -> List[str]:

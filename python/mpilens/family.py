@@ -122,8 +122,9 @@ class Family:
 
     def preset_args(self, preset: str) -> List[str]:
         if preset not in self.presets:
-            raise MpilensError(f'invalid preset "{preset}" for {self.name}: choose from '
-                               + ", ".join(self.presets))
+            raise MpilensError(
+                f'invalid preset "{preset}" for {self.name}: choose from ' + ", ".join(self.presets)
+            )
         return list(self.presets[preset])
 
     def output_name(self, ranks: int) -> str:

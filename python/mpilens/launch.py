@@ -51,8 +51,10 @@ def find_program(name: str, flavour: Flavour, bin_dir: Optional[PathLike] = None
     An explicit directory (bin_dir or MPILENS_BIN_DIR) is the only place looked in: a user who
     names one wants that build, not whichever other one happens to be found.
     """
-    for explicit, origin in ((bin_dir, "--bin-dir"),
-                             (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR")):
+    for explicit, origin in (
+        (bin_dir, "--bin-dir"),
+        (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR"),
+    ):
         if explicit:
             # Absolute, as a bare "mpilens-sanity" (from --bin-dir .) would be searched in PATH.
             candidate = Path(explicit).absolute() / name
@@ -79,8 +81,12 @@ def _beside_programs(bin_dir: Path) -> List[Path]:
     return [prefix / "lib", prefix / "lib64"]
 
 
-def find_library(name: str, flavour: Flavour, lib_dir: Optional[PathLike] = None,
-                 bin_dir: Optional[PathLike] = None) -> Path:
+def find_library(
+    name: str,
+    flavour: Flavour,
+    lib_dir: Optional[PathLike] = None,
+    bin_dir: Optional[PathLike] = None,
+) -> Path:
     """lib<name>.so, as an absolute path: in lib_dir, else MPILENS_LIB_DIR, else beside the
     programs of bin_dir or MPILENS_BIN_DIR (<prefix>/lib or <prefix>/lib64), else in the dev
     build, else beside a <prefix>/bin on PATH.
@@ -89,30 +95,42 @@ def find_library(name: str, flavour: Flavour, lib_dir: Optional[PathLike] = None
     another build than the one named may be built for another MPI.
     """
     filename = f"lib{name}.so"
-    explicit = ((lib_dir, "--lib-dir", False),
-                (os.environ.get("MPILENS_LIB_DIR"), "MPILENS_LIB_DIR", False),
-                (bin_dir, "--bin-dir", True),
-                (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR", True))
+    explicit = (
+        (lib_dir, "--lib-dir", False),
+        (os.environ.get("MPILENS_LIB_DIR"), "MPILENS_LIB_DIR", False),
+        (bin_dir, "--bin-dir", True),
+        (os.environ.get("MPILENS_BIN_DIR"), "MPILENS_BIN_DIR", True),
+    )
     for directory, origin, beside in explicit:
         if directory:
             places = _beside_programs(Path(directory)) if beside else [Path(directory)]
-            return _library_in(filename, places, " and ".join(map(str, places))
-                               + f' (from {origin} "{directory}")')
+            return _library_in(
+                filename, places, " and ".join(map(str, places)) + f' (from {origin} "{directory}")'
+            )
     dev = dev_bin_dir(flavour)
-    installed = [lib for entry in os.environ.get("PATH", "").split(os.pathsep) if entry
-                 for lib in _beside_programs(Path(entry))]
+    installed = [
+        lib
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry
+        for lib in _beside_programs(Path(entry))
+    ]
     if dev is None:
         return _library_in(filename, installed, "<prefix>/lib beside each <prefix>/bin on PATH")
-    return _library_in(filename, [dev.parent / "lib", *installed],
-                       f"{dev.parent / 'lib'} and <prefix>/lib beside each <prefix>/bin on PATH")
+    return _library_in(
+        filename,
+        [dev.parent / "lib", *installed],
+        f"{dev.parent / 'lib'} and <prefix>/lib beside each <prefix>/bin on PATH",
+    )
 
 
 def _library_in(filename: str, places: Sequence[Path], looked: str) -> Path:
     for place in places:
         if (place / filename).is_file():
             return (place / filename).absolute()
-    raise MpilensError(f'library "{filename}" not found (looked in {looked}); run "make build", '
-                       "or give --lib-dir DIR")
+    raise MpilensError(
+        f'library "{filename}" not found (looked in {looked}); run "make build", '
+        "or give --lib-dir DIR"
+    )
 
 
 def built_flavours() -> List[Flavour]:
@@ -135,8 +153,9 @@ def _mpiexec_version_text() -> str:
     if mpiexec is None:
         return ""
     try:
-        done = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20,
-                              errors="replace")
+        done = subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=20, errors="replace"
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout + done.stderr
@@ -150,16 +169,19 @@ def resolve_flavour(requested: str) -> Flavour:
         except ValueError:
             allowed = ", ".join([f.value for f in Flavour] + [AUTO])
             raise MpilensError(
-                f'invalid MPI flavour "{requested}": choose from {allowed}') from None
+                f'invalid MPI flavour "{requested}": choose from {allowed}'
+            ) from None
     built = built_flavours()
     if built:
         # Both built: a fixed preference, so "auto" means the same on every such machine.
         return built[0] if len(built) == 1 else Flavour.OPENMPI
     detected = flavour_from_version_text(_mpiexec_version_text())
     if detected is None:
-        raise MpilensError('cannot tell which MPI to use: no mpilens build found and "mpiexec '
-                           '--version" names neither Open MPI nor MPICH; choose with --mpi '
-                           "openmpi or --mpi mpich")
+        raise MpilensError(
+            'cannot tell which MPI to use: no mpilens build found and "mpiexec '
+            '--version" names neither Open MPI nor MPICH; choose with --mpi '
+            "openmpi or --mpi mpich"
+        )
     return detected
 
 
@@ -171,8 +193,9 @@ def default_launcher(flavour: Flavour) -> str:
     """srun inside a Slurm allocation, otherwise the flavour's own launcher."""
     if in_slurm_allocation():
         return "srun"
-    specific, generic = (("mpirun.openmpi", "mpirun") if flavour == Flavour.OPENMPI
-                         else ("mpiexec.mpich", "mpiexec"))
+    specific, generic = (
+        ("mpirun.openmpi", "mpirun") if flavour == Flavour.OPENMPI else ("mpiexec.mpich", "mpiexec")
+    )
     return specific if shutil.which(specific) else generic
 
 
@@ -184,8 +207,9 @@ _SRUN_PMI = {Flavour.OPENMPI: "pmix", Flavour.MPICH: "pmi2"}
 def srun_mpi_plugins() -> List[str]:
     """The plugins `srun --mpi=list` names (none if srun cannot tell)."""
     try:
-        done = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=20,
-                              errors="replace")
+        done = subprocess.run(
+            ["srun", "--mpi=list"], capture_output=True, text=True, timeout=20, errors="replace"
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
     lines = (done.stdout + done.stderr).splitlines()
@@ -243,13 +267,16 @@ def _env_options(style: str, env: Mapping[str, str]) -> List[str]:
     # srun's --export separates its variables with commas, so no value may hold one.
     for name, value in env.items():
         if "," in value:
-            raise MpilensError(f'cannot pass {name}="{value}" to the ranks through srun: its '
-                               "--export option cannot carry a comma; choose paths without one")
+            raise MpilensError(
+                f'cannot pass {name}="{value}" to the ranks through srun: its '
+                "--export option cannot carry a comma; choose paths without one"
+            )
     return ["--export=" + ",".join(["ALL", *(f"{name}={value}" for name, value in env.items())])]
 
 
-def process_env(launcher: str, flavour: Flavour,
-                env: Optional[Mapping[str, str]]) -> Dict[str, str]:
+def process_env(
+    launcher: str, flavour: Flavour, env: Optional[Mapping[str, str]]
+) -> Dict[str, str]:
     """The variables of env to set in the launcher's own environment: all of them for a launcher
     mpilens does not know (which must then pass its environment on to the ranks), none for one
     it knows (build_command puts them on its command line, so the launcher process itself is
@@ -266,10 +293,17 @@ def _with_env(prefix: List[str], flavour: Flavour, env: Optional[Mapping[str, st
     return [prefix[0], *_env_options(style, env), *prefix[1:]]
 
 
-def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[str], *,
-                  launcher: Optional[str] = None, cpus: Optional[int] = None,
-                  euid: Optional[int] = None,
-                  env: Optional[Mapping[str, str]] = None) -> List[str]:
+def build_command(
+    flavour: Flavour,
+    np: int,
+    program: PathLike,
+    args: Sequence[str],
+    *,
+    launcher: Optional[str] = None,
+    cpus: Optional[int] = None,
+    euid: Optional[int] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> List[str]:
     """The full command line: launcher prefix, program, program arguments.
 
     launcher is the user's --launcher string; "{np}" in it becomes the rank count, and without
@@ -281,7 +315,7 @@ def build_command(flavour: Flavour, np: int, program: PathLike, args: Sequence[s
     if launcher is not None:
         words = shlex.split(launcher)
         if not words:
-            raise MpilensError("--launcher is empty: give a command such as \"mpirun -n {np}\"")
+            raise MpilensError('--launcher is empty: give a command such as "mpirun -n {np}"')
         if any("{np}" in word for word in words):
             prefix = [word.replace("{np}", str(np)) for word in words]
         else:
@@ -312,10 +346,11 @@ def check_launcher(cmd: Sequence[str], flavour: Optional[Flavour] = None) -> Non
     if is_command(first):
         return
     if flavour is None:
-        raise MpilensError(f'launcher "{first}" not found; check the command given with '
-                           "--launcher")
-    raise MpilensError(f'launcher "{first}" not found; install {FLAVOUR_NAMES[flavour]}, choose '
-                       'another flavour with --mpi, or give --launcher "CMD"')
+        raise MpilensError(f'launcher "{first}" not found; check the command given with --launcher')
+    raise MpilensError(
+        f'launcher "{first}" not found; install {FLAVOUR_NAMES[flavour]}, choose '
+        'another flavour with --mpi, or give --launcher "CMD"'
+    )
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -348,8 +383,13 @@ def _failure(cmd: Sequence[str], returncode: int) -> str:
     return f'"{shlex.join(cmd)}" {how}'
 
 
-def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] = None,
-        poll_interval: float = 0.5, env: Optional[Mapping[str, str]] = None) -> None:
+def run(
+    cmd: Sequence[str],
+    output_file: PathLike,
+    progress: Optional[Progress] = None,
+    poll_interval: float = 0.5,
+    env: Optional[Mapping[str, str]] = None,
+) -> None:
     """Run cmd with the terminal as its stdout/stderr, showing progress from output_file; env
     holds variables to set for it, over this process's environment.
 
@@ -383,8 +423,12 @@ def run(cmd: Sequence[str], output_file: PathLike, progress: Optional[Progress] 
         if progress is not None:
             progress.finish()
     if returncode != 0:
-        kept = (f'; the {tail.points} points measured so far are kept in "{output_file}" '
-                "(complete them with --resume)" if tail.points else "")
+        kept = (
+            f'; the {tail.points} points measured so far are kept in "{output_file}" '
+            "(complete them with --resume)"
+            if tail.points
+            else ""
+        )
         raise MpilensError(_failure(cmd, returncode) + kept)
 
 
@@ -393,9 +437,13 @@ def run_captured(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) ->
     env holds variables to set for it, over this process's environment. For programs that answer
     on stdout rather than in a results file, such as the example applications."""
     try:
-        process = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, text=True,
-                                   errors="replace",
-                                   env={**os.environ, **env} if env else None)
+        process = subprocess.Popen(
+            list(cmd),
+            stdout=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            env={**os.environ, **env} if env else None,
+        )
     except OSError as error:
         raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
     try:

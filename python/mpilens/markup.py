@@ -28,14 +28,19 @@ def bullets(items: Iterable[object], css_class: Optional[str] = None) -> Markup:
     return element("ul", join(element("li", item) for item in items), css_class)
 
 
-def table(header: Sequence[object], rows: Iterable[Sequence[object]],
-          row_classes: Optional[Sequence[Optional[str]]] = None,
-          css_class: Optional[str] = None) -> Markup:
+def table(
+    header: Sequence[object],
+    rows: Iterable[Sequence[object]],
+    row_classes: Optional[Sequence[Optional[str]]] = None,
+    css_class: Optional[str] = None,
+) -> Markup:
     rows = list(rows)
     classes = list(row_classes) if row_classes is not None else [None] * len(rows)
     head = element("tr", join(element("th", cell) for cell in header))
-    body = join(element("tr", join(element("td", cell) for cell in row), css)
-                for row, css in zip(rows, classes))
+    body = join(
+        element("tr", join(element("td", cell) for cell in row), css)
+        for row, css in zip(rows, classes)
+    )
     return element("table", join([element("thead", head), element("tbody", body)]), css_class)
 
 
@@ -51,6 +56,8 @@ def details(summary: object, content: object) -> Markup:
 
 
 def page(title: str, body: object, css: str) -> str:
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{esc(title)}</title>\n<style>\n{css}</style>\n</head>\n"
-            f"<body>\n{esc(body)}\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{esc(title)}</title>\n<style>\n{css}</style>\n</head>\n"
+        f"<body>\n{esc(body)}\n</body>\n</html>\n"
+    )

@@ -155,11 +155,13 @@ class Traffic:
     @cached_property
     def pairs(self) -> Pairs:
         cells = np.union1d(self.counts.cells, self.bytes.cells)
-        return Pairs(cells // self.ranks, cells % self.ranks, self.counts.at(cells),
-                     self.bytes.at(cells))
+        return Pairs(
+            cells // self.ranks, cells % self.ranks, self.counts.at(cells), self.bytes.at(cells)
+        )
 
 
 # --- results files -------------------------------------------------------------------------------
+
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -176,8 +178,12 @@ def _entry_table(entries: list, problem: Callable[[str], MpilensError]) -> np.nd
     if table is not None and table.ndim == 2 and table.shape[1] == 3 and table.dtype.kind == "i":
         return table.astype(np.int64)
     # numpy makes integers beyond int64 uint64, or floats when mixed with smaller ones.
-    if any(_is_int(value) and value > INT64_MAX
-           for entry in entries if isinstance(entry, list) for value in entry):
+    if any(
+        _is_int(value) and value > INT64_MAX
+        for entry in entries
+        if isinstance(entry, list)
+        for value in entry
+    ):
         raise problem("has a value above 2^63-1")
     raise problem("has entries that are not [sender, receiver, value] triples of integers")
 
@@ -186,14 +192,20 @@ def from_coo(value: object, kind: str, what: str, where: str) -> Matrix:
     """A matrix from its sparse form in a results point:
     {"format": "coo", "shape": [P, P], "entries": [[sender, receiver, value], ...]}.
     where names the file and the point, for errors."""
+
     def problem(text: str) -> MpilensError:
         return MpilensError(f'{where}: "{what}" {text}')
 
     if not isinstance(value, dict) or value.get("format") != "coo":
         raise problem('is not a sparse matrix of format "coo"')
     shape = value.get("shape")
-    if not (isinstance(shape, list) and len(shape) == 2 and all(map(_is_int, shape))
-            and shape[0] == shape[1] and shape[0] >= 1):
+    if not (
+        isinstance(shape, list)
+        and len(shape) == 2
+        and all(map(_is_int, shape))
+        and shape[0] == shape[1]
+        and shape[0] >= 1
+    ):
         raise problem(f"has shape {shape}: expected [P, P] with P at least 1")
     entries = value.get("entries")
     if not isinstance(entries, list):
@@ -201,15 +213,18 @@ def from_coo(value: object, kind: str, what: str, where: str) -> Matrix:
     table = _entry_table(entries, problem)
     size = shape[0]
     outside = (table[:, :2] < 0).any(axis=1) | (table[:, :2] >= size).any(axis=1)
-    for mask, text in ((outside, f"lies outside the {size}×{size} matrix"),
-                       (table[:, 2] < 0, "has a negative value")):
+    for mask, text in (
+        (outside, f"lies outside the {size}×{size} matrix"),
+        (table[:, 2] < 0, "has a negative value"),
+    ):
         if mask.any():
             raise problem(f"entry {table[np.argmax(mask)].tolist()} {text}")
     cells, first = np.unique(table[:, 0] * size + table[:, 1], return_index=True)
     if len(cells) < len(table):
         repeated = np.setdiff1d(np.arange(len(table)), first)[0]
-        raise problem(f"has two entries for sender {table[repeated, 0]} and receiver "
-                      f"{table[repeated, 1]}")
+        raise problem(
+            f"has two entries for sender {table[repeated, 0]} and receiver {table[repeated, 1]}"
+        )
     return sparse(kind, what, size, cells, table[first, 2])
 
 
@@ -232,10 +247,17 @@ def _point_traffic(run: Run, point: Record) -> Traffic:
     counts = from_coo(stats.get("counts"), kind, "counts", where)
     sizes = from_coo(stats.get("bytes"), kind, "bytes", where)
     if counts.ranks != sizes.ranks:
-        raise MpilensError(f"{where}: its counts are {counts.ranks}×{counts.ranks} but its bytes "
-                           f"{sizes.ranks}×{sizes.ranks}")
-    return Traffic(kind, counts, sizes, _optional_text(stats.get("backend")),
-                   _optional_text(stats.get("backend_reason")))
+        raise MpilensError(
+            f"{where}: its counts are {counts.ranks}×{counts.ranks} but its bytes "
+            f"{sizes.ranks}×{sizes.ranks}"
+        )
+    return Traffic(
+        kind,
+        counts,
+        sizes,
+        _optional_text(stats.get("backend")),
+        _optional_text(stats.get("backend_reason")),
+    )
 
 
 def traffic_of(run: Run) -> Dict[str, Traffic]:
@@ -245,6 +267,7 @@ def traffic_of(run: Run) -> Dict[str, Traffic]:
 
 
 # --- plain matrix files --------------------------------------------------------------------------
+
 
 @contextmanager
 def _reading(path: Path) -> Iterator[None]:
@@ -296,16 +319,18 @@ def read_dense(path: PathLike, kind: str, what: str) -> Matrix:
     for number, line in _lines(path):
         row = _integers(line, path, number)
         if rows and len(row) != width:
-            raise MpilensError(f'"{path}" line {number}: {len(row)} values, where the first '
-                               f"line has {width}")
+            raise MpilensError(
+                f'"{path}" line {number}: {len(row)} values, where the first line has {width}'
+            )
         width = len(row)
         nonzero = np.flatnonzero(row)
         cells.append(rows * width + nonzero)
         values.append(row[nonzero])
         rows += 1
     if rows != width:
-        raise MpilensError(f'"{path}": {rows} lines of {width} values; expected a square matrix, '
-                           "one line per rank")
+        raise MpilensError(
+            f'"{path}": {rows} lines of {width} values; expected a square matrix, one line per rank'
+        )
     return sparse(kind, what, rows, np.concatenate(cells), np.concatenate(values))
 
 
@@ -314,8 +339,10 @@ def read_rootflush(counts_path: PathLike, sizes_path: PathLike) -> Traffic:
     counts = read_dense(counts_path, FLUSHED, "counts")
     sizes = read_dense(sizes_path, FLUSHED, "bytes")
     if counts.ranks != sizes.ranks:
-        raise MpilensError(f'"{counts_path}" has {counts.ranks} ranks but "{sizes_path}" has '
-                           f"{sizes.ranks}: they are not from the same call")
+        raise MpilensError(
+            f'"{counts_path}" has {counts.ranks} ranks but "{sizes_path}" has '
+            f"{sizes.ranks}: they are not from the same call"
+        )
     return Traffic(FLUSHED, counts, sizes)
 
 
@@ -324,7 +351,7 @@ def _flush_files(prefix: Path) -> Dict[int, Path]:
     pattern = glob.escape(prefix.name) + ".*.prof"
     found = {}
     for path in prefix.parent.glob(pattern):
-        middle = path.name[len(prefix.name) + 1:-len(".prof")]
+        middle = path.name[len(prefix.name) + 1 : -len(".prof")]
         if middle.isascii() and middle.isdigit():
             found[int(middle)] = path
     return found
@@ -337,16 +364,19 @@ def _checked_flush_table(path: Path) -> np.ndarray:
     for number, line in lines:
         words = line.split()
         if len(words) != 3:
-            raise MpilensError(f'"{path}" line {number}: {len(words)} values; expected '
-                               '"<destination> <messages> <bytes>"')
+            raise MpilensError(
+                f'"{path}" line {number}: {len(words)} values; expected '
+                '"<destination> <messages> <bytes>"'
+            )
         row = _integers(line, path, number)
         destination = int(row[0])
         if destination >= len(lines):
-            raise MpilensError(f'"{path}" line {number}: destination {destination} is not one '
-                               f"of the {len(lines)} ranks the file lists")
+            raise MpilensError(
+                f'"{path}" line {number}: destination {destination} is not one '
+                f"of the {len(lines)} ranks the file lists"
+            )
         if destination in rows:
-            raise MpilensError(f'"{path}" line {number}: destination {destination} appears '
-                               "twice")
+            raise MpilensError(f'"{path}" line {number}: destination {destination} appears twice')
         rows[destination] = row
     return np.array(list(rows.values()), dtype=np.int64)
 
@@ -359,8 +389,9 @@ def _flush_table(path: Path) -> np.ndarray:
     if _PLAIN_FLUSH.fullmatch(content):
         table = np.fromstring(content, dtype=np.int64, sep=" ").reshape(-1, 3)
         destinations = table[:, 0]
-        if (destinations < len(table)).all() and \
-                np.bincount(destinations, minlength=len(table)).max() == 1:
+        if (destinations < len(table)).all() and np.bincount(
+            destinations, minlength=len(table)
+        ).max() == 1:
             return table
     return _checked_flush_table(path)
 
@@ -382,22 +413,32 @@ def read_flush(prefix: PathLike) -> Traffic:
     size = lines[first]
     for rank, count in lines.items():
         if count != size:
-            raise MpilensError(f'"{files[rank]}" lists {count} ranks but "{files[first]}" '
-                               f"lists {size}: they are not from the same call")
+            raise MpilensError(
+                f'"{files[rank]}" lists {count} ranks but "{files[first]}" '
+                f"lists {size}: they are not from the same call"
+            )
     missing = [rank for rank in range(size) if rank not in lines]
     if missing:
-        raise MpilensError(f'the flush set "{prefix}" is incomplete: its files list {size} '
-                           f'ranks, but "{prefix}.{missing[0]}.prof" does not exist')
+        raise MpilensError(
+            f'the flush set "{prefix}" is incomplete: its files list {size} '
+            f'ranks, but "{prefix}.{missing[0]}.prof" does not exist'
+        )
     if max(lines) >= size:
-        raise MpilensError(f'"{files[max(lines)]}" is beyond the {size} ranks the other files '
-                           "list: they are not from the same call")
+        raise MpilensError(
+            f'"{files[max(lines)]}" is beyond the {size} ranks the other files '
+            "list: they are not from the same call"
+        )
     cells = np.concatenate([rank * size + table[:, 0] for rank, table in rows])
     counts, sizes = (np.concatenate([table[:, column] for _, table in rows]) for column in (1, 2))
-    return Traffic(FLUSHED, sparse(FLUSHED, "counts", size, cells, counts),
-                   sparse(FLUSHED, "bytes", size, cells, sizes))
+    return Traffic(
+        FLUSHED,
+        sparse(FLUSHED, "counts", size, cells, counts),
+        sparse(FLUSHED, "bytes", size, cells, sizes),
+    )
 
 
 # --- what `mpilens matrix` reads -----------------------------------------------------------------
+
 
 def _monitor_runs(runs: Iterable[Run], source: Path) -> Run:
     chosen = [run for run in runs if run.family == FAMILY]
@@ -413,18 +454,36 @@ def _flushed_run(traffic: Traffic, path: Path, files: Sequence[Path], call: str)
     """A run holding matrices read from flush files, so that they are reported like a monitor
     run's; its meta says only what the files tell (ranks), and a note says where they come
     from."""
-    meta = {"type": "meta", "schema": results.SUPPORTED_SCHEMA, "family": FAMILY,
-            "program": call, "ranks": traffic.ranks, "points_total": 1}
-    point = {"type": "point", "family": FAMILY, "bench": BENCH, "key": f"{BENCH}/kind={FLUSHED}",
-             "params": {"kind": FLUSHED},
-             "stats": {"ranks": traffic.ranks, "counts": to_coo(traffic.counts),
-                       "bytes": to_coo(traffic.bytes), "total_messages": traffic.counts.total,
-                       "total_bytes": traffic.bytes.total}}
+    meta = {
+        "type": "meta",
+        "schema": results.SUPPORTED_SCHEMA,
+        "family": FAMILY,
+        "program": call,
+        "ranks": traffic.ranks,
+        "points_total": 1,
+    }
+    point = {
+        "type": "point",
+        "family": FAMILY,
+        "bench": BENCH,
+        "key": f"{BENCH}/kind={FLUSHED}",
+        "params": {"kind": FLUSHED},
+        "stats": {
+            "ranks": traffic.ranks,
+            "counts": to_coo(traffic.counts),
+            "bytes": to_coo(traffic.bytes),
+            "total_messages": traffic.counts.total,
+            "total_bytes": traffic.bytes.total,
+        },
+    }
     named = ", ".join(file.name for file in files)
-    note = {"type": "note", "level": "info",
-            "text": f"read from {named} ({call}): the sum of the kinds of communication the "
-                    "program's flags selected, which the files do not record, nor the run's "
-                    "context"}
+    note = {
+        "type": "note",
+        "level": "info",
+        "text": f"read from {named} ({call}): the sum of the kinds of communication the "
+        "program's flags selected, which the files do not record, nor the run's "
+        "context",
+    }
     return Run(path=path, meta=meta, points=[point], notes=[note])
 
 
@@ -437,8 +496,10 @@ def _rootflush_run(name: Path, rank: int) -> Run:
 def _rootflush_ranks(name: Path) -> List[int]:
     """The root ranks of the rootflush files NAME_counts.<rank>.prof."""
     prefix = f"{name.name}_counts."
-    found = [path.name[len(prefix):-len(".prof")]
-             for path in name.parent.glob(glob.escape(prefix) + "*.prof")]
+    found = [
+        path.name[len(prefix) : -len(".prof")]
+        for path in name.parent.glob(glob.escape(prefix) + "*.prof")
+    ]
     return sorted(int(rank) for rank in found if rank.isascii() and rank.isdigit())
 
 
@@ -465,16 +526,20 @@ def load(path: PathLike) -> Run:
         return _monitor_runs([results.load(f"{path}.jsonl")], path)
     roots = _rootflush_ranks(path)
     if len(roots) > 1:
-        raise MpilensError(f'several rootflush files "{path}_counts.<rank>.prof" (ranks '
-                           f"{', '.join(map(str, roots))}): give one of them")
+        raise MpilensError(
+            f'several rootflush files "{path}_counts.<rank>.prof" (ranks '
+            f"{', '.join(map(str, roots))}): give one of them"
+        )
     if roots:
         return _rootflush_run(path, roots[0])
     if _flush_files(path):
         return _flush_run(path)
-    raise MpilensError(f'cannot tell what "{path}" is: expected a monitor results file or '
-                       "directory, or a PREFIX of PREFIX.jsonl, of rootflush files "
-                       "PREFIX_counts.<rank>.prof and PREFIX_sizes.<rank>.prof, or of flush files "
-                       "PREFIX.<rank>.prof")
+    raise MpilensError(
+        f'cannot tell what "{path}" is: expected a monitor results file or '
+        "directory, or a PREFIX of PREFIX.jsonl, of rootflush files "
+        "PREFIX_counts.<rank>.prof and PREFIX_sizes.<rank>.prof, or of flush files "
+        "PREFIX.<rank>.prof"
+    )
 
 
 def only_kind(run: Run, kind: str) -> Run:
@@ -485,20 +550,29 @@ def only_kind(run: Run, kind: str) -> Run:
     points = [point for point in run.points_of(BENCH) if point["params"].get("kind") == kind]
     if not points:
         held = ", ".join(traffic_of(run)) or "none"
-        unknown = (": flush files hold the sum of the kinds the program's flags selected, "
-                   "without saying which; use --kind all" if FLUSHED in traffic_of(run) else "")
+        unknown = (
+            ": flush files hold the sum of the kinds the program's flags selected, "
+            "without saying which; use --kind all"
+            if FLUSHED in traffic_of(run)
+            else ""
+        )
         raise MpilensError(f'"{run.path}" has no {kind} matrices (it holds: {held}){unknown}')
-    return Run(path=run.path, meta={**run.meta, "points_total": len(points)}, points=points,
-               notes=run.notes)
+    return Run(
+        path=run.path,
+        meta={**run.meta, "points_total": len(points)},
+        points=points,
+        notes=run.notes,
+    )
 
 
 # --- exports -------------------------------------------------------------------------------------
+
 
 def _write_rows(out: TextIO, columns: Sequence[np.ndarray], line: str) -> None:
     """One line per entry, `line` formatted with the entry's value in each column, a piece of
     CHUNK entries at a time."""
     for start in range(0, len(columns[0]), CHUNK):
-        piece = [column[start:start + CHUNK].tolist() for column in columns]
+        piece = [column[start : start + CHUNK].tolist() for column in columns]
         out.write("".join(line.format(*entry) for entry in zip(*piece)))
 
 
@@ -506,8 +580,7 @@ def write_csv(traffic: Traffic, out: TextIO) -> None:
     """sender,receiver,bytes,count for every pair that exchanged anything."""
     pairs = traffic.pairs
     out.write("sender,receiver,bytes,count\n")
-    _write_rows(out, (pairs.senders, pairs.receivers, pairs.bytes, pairs.messages),
-                "{},{},{},{}\n")
+    _write_rows(out, (pairs.senders, pairs.receivers, pairs.bytes, pairs.messages), "{},{},{},{}\n")
 
 
 def _dense_row(columns: Sequence[int], values: Sequence[int], ranks: int) -> str:
@@ -526,16 +599,19 @@ def write_dense(matrix: Matrix, out: TextIO) -> None:
     starts = np.searchsorted(matrix.senders, np.arange(matrix.ranks + 1)).tolist()
     for rank in range(matrix.ranks):
         row = slice(starts[rank], starts[rank + 1])
-        out.write(_dense_row(matrix.receivers[row].tolist(), matrix.values[row].tolist(),
-                             matrix.ranks))
+        out.write(
+            _dense_row(matrix.receivers[row].tolist(), matrix.values[row].tolist(), matrix.ranks)
+        )
 
 
 def write_matrix_market(matrix: Matrix, out: TextIO) -> None:
     """Matrix Market coordinate format, 1-based; the comment says what the matrix holds."""
-    out.write("%%MatrixMarket matrix coordinate integer general\n"
-              f"% mpilens monitor: {matrix.kind} {matrix.what}; row = sending rank + 1, column = "
-              "receiving rank + 1\n"
-              f"{matrix.ranks} {matrix.ranks} {len(matrix.values)}\n")
+    out.write(
+        "%%MatrixMarket matrix coordinate integer general\n"
+        f"% mpilens monitor: {matrix.kind} {matrix.what}; row = sending rank + 1, column = "
+        "receiving rank + 1\n"
+        f"{matrix.ranks} {matrix.ranks} {len(matrix.values)}\n"
+    )
     _write_rows(out, (matrix.senders + 1, matrix.receivers + 1, matrix.values), "{} {} {}\n")
 
 
@@ -575,7 +651,8 @@ def _check_room(traffic: Traffic, directory: Path) -> None:
             f"cannot write the dense {traffic.kind} matrices ({traffic.ranks}×{traffic.ranks}): "
             f'they take at least {format_size(needed)} and "{directory}" has '
             f"{format_size(free)} free; Matrix Market (--format mtx) holds their nonzero entries "
-            "only")
+            "only"
+        )
 
 
 def export(traffic: Traffic, directory: PathLike, formats: Sequence[str]) -> List[Path]:

@@ -37,8 +37,11 @@ class Job:
     @property
     def label(self) -> str:
         """What the progress line names: the family, and the rank count in a series."""
-        return f"{self.family.name} ({self.ranks} ranks)" if self.family.np_series \
+        return (
+            f"{self.family.name} ({self.ranks} ranks)"
+            if self.family.np_series
             else self.family.name
+        )
 
 
 def _checked(validator: Callable[[str], str]) -> Callable[[str], str]:
@@ -59,11 +62,15 @@ def add_family_options(parser: argparse.ArgumentParser, family: Family) -> None:
     group = parser.add_argument_group(f"{family.name} options (passed on to {family.program})")
     for option in family.options:
         if option.validator is None:
-            group.add_argument(option.name, dest=option.dest, help=option.help,
-                               action="store_true")
+            group.add_argument(option.name, dest=option.dest, help=option.help, action="store_true")
         else:
-            group.add_argument(option.name, dest=option.dest, metavar=option.metavar,
-                               help=option.help, type=_checked(option.validator))
+            group.add_argument(
+                option.name,
+                dest=option.dest,
+                metavar=option.metavar,
+                help=option.help,
+                type=_checked(option.validator),
+            )
 
 
 def family_option_args(family: Family, args: argparse.Namespace) -> List[str]:
@@ -88,8 +95,9 @@ def _prepare(args: argparse.Namespace, chosen: Sequence[Family]) -> Tuple[Path, 
     fewest = min(rank_list(args))
     for family in chosen:
         if fewest < family.min_ranks:
-            raise MpilensError(f"{family.name} needs at least {family.min_ranks} ranks; --np is "
-                               f"{fewest}")
+            raise MpilensError(
+                f"{family.name} needs at least {family.min_ranks} ranks; --np is {fewest}"
+            )
     flavour = launch.resolve_flavour(args.mpi)
     outdir = output_dir(args.output, flavour)
     jobs = []
@@ -98,18 +106,23 @@ def _prepare(args: argparse.Namespace, chosen: Sequence[Family]) -> Tuple[Path, 
         for ranks in rank_list(args):
             output = outdir / family.output_name(ranks)
             check_new(output, args.resume)
-            program_args = (family.preset_args(args.preset) + family_option_args(family, args)
-                            + program_tail(output, args.resume))
-            command = launch.build_command(flavour, ranks, program, program_args,
-                                           launcher=args.launcher)
+            program_args = (
+                family.preset_args(args.preset)
+                + family_option_args(family, args)
+                + program_tail(output, args.resume)
+            )
+            command = launch.build_command(
+                flavour, ranks, program, program_args, launcher=args.launcher
+            )
             launch.check_launcher(command, None if args.launcher else flavour)
             jobs.append(Job(family, command, output, ranks))
     ensure_writable(outdir)
     return outdir, jobs
 
 
-def measure(args: argparse.Namespace, chosen: Sequence[Family], name_directory: bool,
-            tables: bool) -> Outcome:
+def measure(
+    args: argparse.Namespace, chosen: Sequence[Family], name_directory: bool, tables: bool
+) -> Outcome:
     """Run the chosen families; their report names the directory, or the one file written when
     name_directory is False."""
     outdir, jobs = _prepare(args, chosen)

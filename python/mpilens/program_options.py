@@ -25,8 +25,13 @@ from .errors import MpilensError
 
 FILE = "program_options.json"
 # The programs whose options mpilens passes on or whose results it orders by them.
-PROGRAMS = ("mpilens-sanity", "mpilens-overlap", "mpilens-coll", "mpilens-piggyback",
-            "mpilens-progress")
+PROGRAMS = (
+    "mpilens-sanity",
+    "mpilens-overlap",
+    "mpilens-coll",
+    "mpilens-piggyback",
+    "mpilens-progress",
+)
 # What the copy keeps of an option: choices (CHOICE and LIST options), or its range (INT).
 KEPT = ("choices", "min", "max")
 
@@ -51,21 +56,31 @@ def int_range(program: str, option: str) -> Tuple[int, int]:
 
 def kept(printed: Dict[str, Any]) -> Table:
     """What the copy keeps of a program's --options-json."""
-    return {row["name"]: {key: row[key] for key in KEPT if key in row}
-            for row in printed["options"] if any(key in row for key in KEPT)}
+    return {
+        row["name"]: {key: row[key] for key in KEPT if key in row}
+        for row in printed["options"]
+        if any(key in row for key in KEPT)
+    }
 
 
 def read(program: Path) -> Table:
     """Ask a built program for its table, as the copy keeps it."""
     try:
-        done = subprocess.run([str(program), "--options-json"], capture_output=True, text=True,
-                              timeout=60, check=False)
+        done = subprocess.run(
+            [str(program), "--options-json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         printed = json.loads(done.stdout) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError) as error:
         raise MpilensError(f'cannot read the options of "{program}": {error}') from None
     if printed is None:
-        raise MpilensError(f'"{program} --options-json" exited with status {done.returncode}: '
-                           f"{done.stderr.strip()}")
+        raise MpilensError(
+            f'"{program} --options-json" exited with status {done.returncode}: '
+            f"{done.stderr.strip()}"
+        )
     return kept(printed)
 
 

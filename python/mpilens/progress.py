@@ -62,8 +62,9 @@ class ResultsTail:
             self.points += 1
 
 
-def remaining_seconds(elapsed: float, done: int, total: int,
-                      done_before: int = 0) -> Optional[float]:
+def remaining_seconds(
+    elapsed: float, done: int, total: int, done_before: int = 0
+) -> Optional[float]:
     """Time left if the points still to do go at the pace of those done in this session.
 
     done_before counts the points a resumed run found already measured: they took no time now.
@@ -89,8 +90,13 @@ class Progress:
     On a terminal one line is rewritten in place; otherwise lines are printed sparingly.
     """
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr,
-                 clock: Callable[[], float] = time.monotonic, tty: Optional[bool] = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        stream: TextIO = sys.stderr,
+        clock: Callable[[], float] = time.monotonic,
+        tty: Optional[bool] = None,
+    ) -> None:
         self.label = label
         self.stream = stream
         self.clock = clock
@@ -111,8 +117,10 @@ class Progress:
             return f"{self.label}: starting  elapsed {format_duration(elapsed)}"
         percent = 100.0 * done / total if total > 0 else 100.0
         eta = remaining_seconds(elapsed, done, total, self._done_before)
-        return (f"{self.label}: {done}/{total} points  {percent:.0f}%  "
-                f"elapsed {format_duration(elapsed)}  eta {format_duration(eta)}")
+        return (
+            f"{self.label}: {done}/{total} points  {percent:.0f}%  "
+            f"elapsed {format_duration(elapsed)}  eta {format_duration(eta)}"
+        )
 
     def update(self, done: int, total: Optional[int]) -> None:
         text = self.line(done, total)

@@ -30,8 +30,10 @@ def _hosts_text(hosts: Sequence[str]) -> str:
     ranks: Dict[str, List[int]] = {}
     for rank, host in enumerate(hosts):
         ranks.setdefault(host, []).append(rank)
-    return "; ".join(f"{host} (ranks {ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
-                     for host, r in ranks.items())
+    return "; ".join(
+        f"{host} (ranks {ranges(r)})" if len(r) > 1 else f"{host} (rank {r[0]})"
+        for host, r in ranks.items()
+    )
 
 
 def _value(value: object) -> str:
@@ -68,15 +70,22 @@ def metadata_rows(run: Run) -> List[Row]:
         ("MPI flavour", text(mpi.get("flavour"))),
         ("MPI standard", text(mpi.get("standard"))),
         ("thread level", text(mpi.get("thread_level"))),
-        ("ranks", ", ".join(text(member.meta.get("ranks")) for member in run.members)
-         if run.members else text(meta.get("ranks"))),
+        (
+            "ranks",
+            ", ".join(text(member.meta.get("ranks")) for member in run.members)
+            if run.members
+            else text(meta.get("ranks")),
+        ),
         ("nodes", text(meta.get("nodes"))),
         ("hosts", _hosts_text(meta.get("hosts") or [])),
         ("binding (rank: CPUs)", "; ".join(f"{r}: {cpus}" for r, cpus in enumerate(binding))),
         ("CPUs online", text(meta.get("cpus_online"))),
         ("clock source", text(clock.get("source"))),
-        ("clock resolution", f"{format_time(clock.get('resolution_ns'))} (reported "
-                             f"{format_time(clock.get('reported_resolution_ns'))})"),
+        (
+            "clock resolution",
+            f"{format_time(clock.get('resolution_ns'))} (reported "
+            f"{format_time(clock.get('reported_resolution_ns'))})",
+        ),
         ("clock read cost", format_time(clock.get("read_cost_ns"))),
         ("environment", _pairs(meta.get("env"))),
         ("options", _pairs(meta.get("options"))),
@@ -88,8 +97,9 @@ def _metadata_table(run: Run) -> Markup:
     mpi = record_object(run.meta, "mpi")
     full = mpi.get("library_full")
     shown = isinstance(full, str) and full.strip() and full.strip() != mpi.get("library")
-    library_details = (details("full MPI library version", element("pre", full)) if shown
-                       else Markup(""))
+    library_details = (
+        details("full MPI library version", element("pre", full)) if shown else Markup("")
+    )
     return join([table(["", "value"], metadata_rows(run), css_class="meta"), library_details])
 
 
@@ -110,8 +120,7 @@ def grouped(runs: Sequence[Run]) -> List[Run]:
             order.append(run.family)
             combiners[run.family] = combiner
         series.setdefault(run.family, []).append(run)
-    return [combiners[entry](series[entry]) if isinstance(entry, str) else entry
-            for entry in order]
+    return [combiners[entry](series[entry]) if isinstance(entry, str) else entry for entry in order]
 
 
 def _run_findings(run: Run) -> List[str]:
@@ -134,8 +143,8 @@ def _notes(run: Run) -> Markup:
     items = []
     for note in run.notes:
         level = str(note.get("level", "info"))
-        about = f' (point {note["key"]})' if note.get("key") else ""
-        text = f'{level}: {note.get("text", "")}{about}'
+        about = f" (point {note['key']})" if note.get("key") else ""
+        text = f"{level}: {note.get('text', '')}{about}"
         items.append(element("li", text, "warn" if level == "warning" else level))
     return join([element("h3", "Notes"), element("ul", join(items))])
 
@@ -148,8 +157,12 @@ def _embed(parts: Sequence[Part], outdir: Path, plot_prefix: str) -> List[Markup
             plot_dir = outdir / "plots"
             plot_dir.mkdir(parents=True, exist_ok=True)
             (plot_dir / f"{plot_prefix}{part.name}.png").write_bytes(part.png)
-            blocks.append(element("figure", join([png_image(part.png, part.caption),
-                                                  element("figcaption", part.caption)])))
+            blocks.append(
+                element(
+                    "figure",
+                    join([png_image(part.png, part.caption), element("figcaption", part.caption)]),
+                )
+            )
         else:
             blocks.append(part)
     return blocks
@@ -159,19 +172,36 @@ def _section(run: Run, outdir: Path, plot_prefix: str, heading_suffix: str = "")
     """The family's section for a run, its plots also saved under outdir/plots/."""
     family = families.FAMILIES.get(run.family)
     if family is None:
-        section = ReportSection(run.family, [element(
-            "p", f'This mpilens has no report section for the "{run.family}" family; '
-                 "upgrade mpilens to see it.")])
+        section = ReportSection(
+            run.family,
+            [
+                element(
+                    "p",
+                    f'This mpilens has no report section for the "{run.family}" family; '
+                    "upgrade mpilens to see it.",
+                )
+            ],
+        )
     else:
         section = family.render(run)
-    return element("section", join([element("h2", section.title + heading_suffix),
-                                    *_embed(section.parts, outdir, plot_prefix), _notes(run)]))
+    return element(
+        "section",
+        join(
+            [
+                element("h2", section.title + heading_suffix),
+                *_embed(section.parts, outdir, plot_prefix),
+                _notes(run),
+            ]
+        ),
+    )
 
 
 def _subtitle(runs: Sequence[Run]) -> str:
     dates = sorted({str(run.meta.get("date", ""))[:10] for run in runs} - {""})
-    libraries = sorted({short_library(str(record_object(run.meta, "mpi").get("library", "")))
-                        for run in runs} - {""})
+    libraries = sorted(
+        {short_library(str(record_object(run.meta, "mpi").get("library", ""))) for run in runs}
+        - {""}
+    )
     return " · ".join([", ".join(dates) or "undated", ", ".join(libraries) or "unknown MPI"])
 
 
@@ -191,8 +221,13 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     subtitle = _subtitle(runs)
-    body = [element("h1", "mpilens report"), element("p", subtitle, "subtitle"),
-            element("h2", "Findings"), diagnosis_list(findings(runs)), element("h2", "Runs")]
+    body = [
+        element("h1", "mpilens report"),
+        element("p", subtitle, "subtitle"),
+        element("h2", "Findings"),
+        diagnosis_list(findings(runs)),
+        element("h2", "Runs"),
+    ]
     for run in runs:
         body += [element("h3", run.path.name), _metadata_table(run)]
     shown = grouped(runs)
@@ -218,9 +253,13 @@ def _metadata_comparison(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Mar
     return table(["", f"A: {labels[0]}", f"B: {labels[1]}"], rows, classes, css_class="meta")
 
 
-def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
-                     labels: Tuple[str, str] = ("A", "B"),
-                     filename: str = "compare.html") -> Path:
+def write_comparison(
+    runs_a: Sequence[Run],
+    runs_b: Sequence[Run],
+    outdir: Path,
+    labels: Tuple[str, str] = ("A", "B"),
+    filename: str = "compare.html",
+) -> Path:
     """Write outdir/<filename>: metadata and family sections of A and B side by side."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -230,30 +269,50 @@ def write_comparison(runs_a: Sequence[Run], runs_b: Sequence[Run], outdir: Path,
     stem = Path(filename).stem
     body: List[Markup] = [
         element("h1", f"mpilens comparison: {labels[0]} vs {labels[1]}"),
-        element("p", f"A = {labels[0]}, B = {labels[1]} · {_subtitle([*runs_a, *runs_b])}",
-                "subtitle")]
-    only = ([f"only in A: {name}" for name in by_family_a if name not in by_family_b]
-            + [f"only in B: {name}" for name in by_family_b if name not in by_family_a])
+        element(
+            "p", f"A = {labels[0]}, B = {labels[1]} · {_subtitle([*runs_a, *runs_b])}", "subtitle"
+        ),
+    ]
+    only = [f"only in A: {name}" for name in by_family_a if name not in by_family_b] + [
+        f"only in B: {name}" for name in by_family_b if name not in by_family_a
+    ]
     differences: List[str] = []
     for name in common:
         family = families.FAMILIES.get(name)
         if family:
-            differences += [f"{name}: {s}" for s in family.compare(by_family_a[name],
-                                                                    by_family_b[name])]
+            differences += [
+                f"{name}: {s}" for s in family.compare(by_family_a[name], by_family_b[name])
+            ]
     body += [element("h2", "Differences"), diagnosis_list(differences + only)]
     for name in common:
         run_a, run_b = by_family_a[name], by_family_b[name]
         family = families.FAMILIES.get(name)
-        both = (family.compare_parts(run_a, run_b, labels)
-                if family is not None and family.compare_parts is not None else [])
-        body += [element("h2", f"{name}: runs"),
-                 _metadata_comparison(run_a, run_b, labels),
-                 *_embed(both, outdir, f"{stem}-{name}-"),
-                 element("div", join([
-                     element("div", _section(run_a, outdir, f"{stem}-a-{name}-",
-                                             f" (A: {labels[0]})")),
-                     element("div", _section(run_b, outdir, f"{stem}-b-{name}-",
-                                             f" (B: {labels[1]})"))]), "pair")]
+        both = (
+            family.compare_parts(run_a, run_b, labels)
+            if family is not None and family.compare_parts is not None
+            else []
+        )
+        body += [
+            element("h2", f"{name}: runs"),
+            _metadata_comparison(run_a, run_b, labels),
+            *_embed(both, outdir, f"{stem}-{name}-"),
+            element(
+                "div",
+                join(
+                    [
+                        element(
+                            "div",
+                            _section(run_a, outdir, f"{stem}-a-{name}-", f" (A: {labels[0]})"),
+                        ),
+                        element(
+                            "div",
+                            _section(run_b, outdir, f"{stem}-b-{name}-", f" (B: {labels[1]})"),
+                        ),
+                    ]
+                ),
+                "pair",
+            ),
+        ]
     path = outdir / filename
     title = f"mpilens comparison: {labels[0]} vs {labels[1]}"
     path.write_text(page(title, join(body), _css()), encoding="utf-8")

@@ -100,7 +100,8 @@ def _decode(line: bytes) -> Optional[Any]:
 def _truncated(path: Path, number: int) -> MpilensError:
     return MpilensError(
         f'"{path}" is truncated: line {number} is incomplete (the run was interrupted while '
-        "writing); run the program again with --resume to complete it")
+        "writing); run the program again with --resume to complete it"
+    )
 
 
 def _check_meta(path: Path, meta: Any) -> Record:
@@ -108,32 +109,38 @@ def _check_meta(path: Path, meta: Any) -> Record:
         raise MpilensError(f'"{path}" is not an mpilens results file')
     schema = meta.get("schema")
     if not isinstance(schema, int) or isinstance(schema, bool):
-        raise MpilensError(f'"{path}" is not an mpilens results file: its meta record has no '
-                           'integer "schema"')
+        raise MpilensError(
+            f'"{path}" is not an mpilens results file: its meta record has no integer "schema"'
+        )
     if schema > SUPPORTED_SCHEMA:
         raise MpilensError(
             f'"{path}" was written with results schema {schema}; this mpilens reads schemas up '
-            f"to {SUPPORTED_SCHEMA} (upgrade mpilens)")
+            f"to {SUPPORTED_SCHEMA} (upgrade mpilens)"
+        )
     if schema < 1:
         raise MpilensError(f'"{path}" has results schema {schema}, which never existed')
     if not isinstance(meta.get("family"), str):
         raise MpilensError(f'"{path}" is corrupt at line 1: the meta record has no "family"')
     total = meta.get("points_total")
     if not isinstance(total, int) or isinstance(total, bool):
-        raise MpilensError(f'"{path}" is corrupt at line 1: the meta record has no integer '
-                           '"points_total"')
+        raise MpilensError(
+            f'"{path}" is corrupt at line 1: the meta record has no integer "points_total"'
+        )
     return meta
 
 
 def _check_point(path: Path, number: int, point: Record, seen: Dict[str, int]) -> None:
     for name, kind in _POINT_FIELDS.items():
         if not isinstance(point.get(name), kind):
-            raise MpilensError(f'"{path}" is corrupt at line {number}: the point has no valid '
-                               f'"{name}"')
+            raise MpilensError(
+                f'"{path}" is corrupt at line {number}: the point has no valid "{name}"'
+            )
     key = point["key"]
     if key in seen:
-        raise MpilensError(f'"{path}" is corrupt at line {number}: point key "{key}" already '
-                           f"appeared at line {seen[key]}")
+        raise MpilensError(
+            f'"{path}" is corrupt at line {number}: point key "{key}" already '
+            f"appeared at line {seen[key]}"
+        )
     seen[key] = number
 
 
@@ -189,9 +196,14 @@ def _ranks(run: Run) -> int:
     return ranks if isinstance(ranks, int) and not isinstance(ranks, bool) else 0
 
 
-def join_files(runs: Sequence[Run], order: Callable[[Run], Any],
-               identity: Callable[[Run, Record], Hashable], describe: Callable[[Any], str],
-               empty: str, base: Callable[[List[Run]], Run] = lambda members: members[0]) -> Run:
+def join_files(
+    runs: Sequence[Run],
+    order: Callable[[Run], Any],
+    identity: Callable[[Run, Record], Hashable],
+    describe: Callable[[Any], str],
+    empty: str,
+    base: Callable[[List[Run]], Run] = lambda members: members[0],
+) -> Run:
     """The files of one study, each measured under one configuration, read as one run.
 
     Its members are the files in `order`; its points and notes are theirs, and its meta is that
@@ -207,30 +219,42 @@ def join_files(runs: Sequence[Run], order: Callable[[Run], Any],
         raise MpilensError(empty)
     families = {member.family for member in members}
     if len(families) > 1:
-        raise MpilensError("cannot read files of different families as one run: "
-                           + ", ".join(sorted(families)))
+        raise MpilensError(
+            "cannot read files of different families as one run: " + ", ".join(sorted(families))
+        )
     seen: Dict[Hashable, Path] = {}
     for member in members:
         for point in member.points:
             found = identity(member, point)
             if found in seen:
-                raise MpilensError(f'"{seen[found]}" and "{member.path}" both hold '
-                                   f"{describe(found)}; move one of them to another directory")
+                raise MpilensError(
+                    f'"{seen[found]}" and "{member.path}" both hold '
+                    f"{describe(found)}; move one of them to another directory"
+                )
             seen[found] = member.path
     chosen = base(members)
     meta = dict(chosen.meta, points_total=sum(member.points_total for member in members))
-    return Run(path=chosen.path.with_name(f"{chosen.family}.jsonl"), meta=meta,
-               points=[point for member in members for point in member.points],
-               notes=[note for member in members for note in member.notes], members=members)
+    return Run(
+        path=chosen.path.with_name(f"{chosen.family}.jsonl"),
+        meta=meta,
+        points=[point for member in members for point in member.points],
+        notes=[note for member in members for note in member.notes],
+        members=members,
+    )
 
 
 def merge(runs: Sequence[Run]) -> Run:
     """The files of one family measured at several rank counts (one file per count, each point
     naming its count in params.np), read as one run (join_files): by rank count, with the meta of
     the largest run; two files at the same rank count holding the same point are refused."""
-    return join_files(runs, _ranks, lambda member, point: (_ranks(member), point["key"]),
-                      lambda found: f'point "{found[1]}" at {found[0]} ranks',
-                      "no results files to read", base=lambda members: members[-1])
+    return join_files(
+        runs,
+        _ranks,
+        lambda member, point: (_ranks(member), point["key"]),
+        lambda found: f'point "{found[1]}" at {found[0]} ranks',
+        "no results files to read",
+        base=lambda members: members[-1],
+    )
 
 
 def load_dir(directory: PathLike) -> List[Run]:

@@ -17,7 +17,7 @@ def counted(number: int, noun: str) -> str:
 
 
 def ranges(numbers: Iterable[float], dash: str = "-") -> str:
-    """"1-3, 5": whole numbers, each once, runs of consecutive ones joined by dash."""
+    """ "1-3, 5": whole numbers, each once, runs of consecutive ones joined by dash."""
     spans: List[List[int]] = []
     for number in sorted({int(value) for value in numbers}):
         if spans and number == spans[-1][1] + 1:
@@ -28,7 +28,7 @@ def ranges(numbers: Iterable[float], dash: str = "-") -> str:
 
 
 def listed(names: Sequence[str], shown: Optional[int] = None) -> str:
-    """"a", "a and b", "a, b and c"; beyond shown + 1 names, "a, b, c and 5 more"."""
+    """ "a", "a and b", "a, b and c"; beyond shown + 1 names, "a, b, c and 5 more"."""
     if shown is not None and len(names) > shown + 1:
         return ", ".join(names[:shown]) + f" and {len(names) - shown} more"
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
@@ -38,9 +38,13 @@ def columns(rows: Sequence[Sequence[str]], left: int = 0) -> List[str]:
     """The rows as lines of aligned columns, two spaces apart: the first `left` columns aligned
     on the left (names), the others on the right (numbers)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) if i < left else cell.rjust(width)
-                      for i, (cell, width) in enumerate(zip(row, widths))).rstrip()
-            for row in rows]
+    return [
+        "  ".join(
+            cell.ljust(width) if i < left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in rows
+    ]
 
 
 def short_library(library: str) -> str:

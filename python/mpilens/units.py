@@ -17,11 +17,20 @@ _SIZE_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 _TIME_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zµμ]*)\s*", re.IGNORECASE)
 
 _SIZE_UNITS = {
-    "": 1, "b": 1,
-    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
 }
 # A bare number is microseconds: the natural scale of the overheads mpilens measures.
 # Both the micro sign (U+00B5) and the Greek mu (U+03BC) are accepted for "µs".
@@ -35,8 +44,9 @@ _SIZE_HINT = "expected a number of bytes such as 64, 4K or 16MiB"
 _TIME_HINT = "expected a time such as 250ns, 2us, 1.5ms or 1s (a bare number is microseconds)"
 
 
-def _parse(text: str, pattern: re.Pattern, units: dict, what: str, hint: str, unit_name: str,
-           limit: int) -> int:
+def _parse(
+    text: str, pattern: re.Pattern, units: dict, what: str, hint: str, unit_name: str, limit: int
+) -> int:
     match = pattern.fullmatch(text)
     if match is None or match.group(2).lower() not in units:
         raise MpilensError(f'invalid {what} "{text}": {hint}')
@@ -62,8 +72,9 @@ def parse_time(text: str) -> int:
 def _parse_range(text: str, parse_one: Callable[[str], int], example: str) -> Tuple[int, int]:
     parts = text.split(":")
     if len(parts) > 2 or any(not part.strip() for part in parts):
-        raise MpilensError(f'invalid range "{text}": expected MIN:MAX such as {example}, '
-                           "or a single value")
+        raise MpilensError(
+            f'invalid range "{text}": expected MIN:MAX such as {example}, or a single value'
+        )
     low, high = parse_one(parts[0]), parse_one(parts[-1])
     if low > high:
         raise MpilensError(f'invalid range "{text}": minimum is larger than maximum')

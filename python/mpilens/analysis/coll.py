@@ -24,8 +24,18 @@ METHODS = program_options.choices(PROGRAM, "method")
 # What OSU and IMB would report, computed from the barrier method's runs, not run on their own.
 DERIVED = ("osu", "imb")
 # Every estimate a report draws, the seed's first.
-ESTIMATES = ("oli", "rounds", "rounds-reverse", "barrier", "barrier-ring", "barrier-dissem", "ack",
-             "sendlat", "osu", "imb")
+ESTIMATES = (
+    "oli",
+    "rounds",
+    "rounds-reverse",
+    "barrier",
+    "barrier-ring",
+    "barrier-dissem",
+    "ack",
+    "sendlat",
+    "osu",
+    "imb",
+)
 OLI = "oli"
 # The library's own operation, then the reference algorithms: written with point-to-point by the
 # program, so that their tree, and under --hop-delay their true latency, are known.
@@ -82,6 +92,7 @@ def _ranks_list(values: object) -> List[int]:
 
 # --- the points, by configuration, method and rank count ----------------------------------------
 
+
 @dataclass(frozen=True)
 class Config:
     """What one curve of a report is drawn for: an operation by one implementation."""
@@ -93,9 +104,12 @@ class Config:
 
     @property
     def sort_key(self) -> Tuple[int, int, int, int]:
-        return (OPS.index(self.op) if self.op in OPS else len(OPS),
-                ALGOS.index(self.algo) if self.algo in ALGOS else len(ALGOS),
-                self.size_bytes, self.hop_delay_ns)
+        return (
+            OPS.index(self.op) if self.op in OPS else len(OPS),
+            ALGOS.index(self.algo) if self.algo in ALGOS else len(ALGOS),
+            self.size_bytes,
+            self.hop_delay_ns,
+        )
 
 
 def _field(point: Record, name: str) -> object:
@@ -117,8 +131,12 @@ def config_of(point: Record) -> Optional[Config]:
     op, algo = _field(point, "op"), _field(point, "algo")
     if not isinstance(op, str) or not isinstance(algo, str):
         return None
-    return Config(op, algo, record_integer(_field(point, "size_bytes")) or 0,
-                  record_integer(_field(point, "hop_delay_ns")) or 0)
+    return Config(
+        op,
+        algo,
+        record_integer(_field(point, "size_bytes")) or 0,
+        record_integer(_field(point, "hop_delay_ns")) or 0,
+    )
 
 
 Series = Dict[Config, Dict[str, Dict[int, Record]]]
@@ -129,8 +147,12 @@ def series(run: Run) -> Series:
     found: Series = {}
     for point in run.points:
         config, method, ranks = config_of(point), method_of(point), ranks_of(point)
-        if point.get("family", "coll") != "coll" or config is None or method is None \
-                or ranks is None:
+        if (
+            point.get("family", "coll") != "coll"
+            or config is None
+            or method is None
+            or ranks is None
+        ):
             continue
         found.setdefault(config, {}).setdefault(method, {})[ranks] = point
     return {config: found[config] for config in sorted(found, key=lambda c: c.sort_key)}
@@ -152,8 +174,11 @@ def truth(point: Optional[Record]) -> Optional[float]:
 
 def curve(by_ranks: Mapping[int, Record]) -> List[Tuple[int, float]]:
     """(rank count, latency) of one method, by rank count, where it has a latency."""
-    return [(ranks, value) for ranks in sorted(by_ranks)
-            if (value := latency(by_ranks[ranks])) is not None]
+    return [
+        (ranks, value)
+        for ranks in sorted(by_ranks)
+        if (value := latency(by_ranks[ranks])) is not None
+    ]
 
 
 def truth_curve(by_method: Mapping[str, Mapping[int, Record]]) -> List[Tuple[int, float]]:
@@ -175,20 +200,25 @@ def labels(configs: Iterable[Config]) -> Dict[Config, str]:
     """op/algo, with the size and hop delay when the run holds several of them."""
     configs = list(configs)
     varied = len({(c.size_bytes, c.hop_delay_ns) for c in configs}) > 1
-    return {c: f"{c.op}/{c.algo}" + (f" ({format_size(c.size_bytes)}, "
-                                     f"{_delay_text(c.hop_delay_ns)})" if varied else "")
-            for c in configs}
+    return {
+        c: f"{c.op}/{c.algo}"
+        + (f" ({format_size(c.size_bytes)}, {_delay_text(c.hop_delay_ns)})" if varied else "")
+        for c in configs
+    }
 
 
 def slugs(configs: Iterable[Config]) -> Dict[Config, str]:
     """Names for files: op-algo, with the size and hop delay when the run holds several."""
     configs = list(configs)
     varied = len({(c.size_bytes, c.hop_delay_ns) for c in configs}) > 1
-    return {c: f"{c.op}-{c.algo}" + (f"-{c.size_bytes}B-hop{c.hop_delay_ns}ns" if varied else "")
-            for c in configs}
+    return {
+        c: f"{c.op}-{c.algo}" + (f"-{c.size_bytes}B-hop{c.hop_delay_ns}ns" if varied else "")
+        for c in configs
+    }
 
 
 # --- the algorithms' trees -----------------------------------------------------------------------
+
 
 def parent(algo: str, rank: int, ranks: int) -> Optional[int]:
     """Who sends the data to rank in a broadcast from rank 0 by a reference algorithm; None for
@@ -212,8 +242,9 @@ def tree_edges(algo: str, ranks: int, op: str = "bcast") -> List[Tuple[int, int]
     the root). A reference allreduce reduces to the root, then broadcasts, on the same tree; its
     OL_j (the root entering last) is the broadcast part, so its edges are the broadcast's. Empty
     for the library, whose tree is not known."""
-    pairs = [(up, rank) for rank in range(1, ranks)
-             if (up := parent(algo, rank, ranks)) is not None]
+    pairs = [
+        (up, rank) for rank in range(1, ranks) if (up := parent(algo, rank, ranks)) is not None
+    ]
     return [(child, up) for up, child in pairs] if op == "reduce" else pairs
 
 
@@ -237,6 +268,7 @@ def depths(algo: str, ranks: int) -> List[Optional[int]]:
 
 
 # --- oli's per-rank profile ----------------------------------------------------------------------
+
 
 @dataclass
 class Profile:
@@ -280,16 +312,22 @@ def profile(point: Record) -> Profile:
         argmax = max((value, rank) for rank, value in enumerate(ol) if value is not None)[1]
     remedy = stats.get("remedy")
     return Profile(
-        config=config, ranks=ranks, latency_ns=record_number(stats.get("latency_ns")),
-        ol=_fit(ol, ranks), e=_fit(_numbers(stats.get("per_rank_e_ns")), ranks),
+        config=config,
+        ranks=ranks,
+        latency_ns=record_number(stats.get("latency_ns")),
+        ol=_fit(ol, ranks),
+        e=_fit(_numbers(stats.get("per_rank_e_ns")), ranks),
         rtl=_fit(_numbers(stats.get("per_rank_rtl_ns")), ranks),
-        truth=_fit(_numbers(stats.get("per_rank_truth_ns")), ranks), argmax=argmax,
+        truth=_fit(_numbers(stats.get("per_rank_truth_ns")), ranks),
+        argmax=argmax,
         gap_ns=record_number(stats.get("gap_ns")),
         gap_bound=_ranks_list(stats.get("gap_bound_ranks")),
-        remedy=remedy if isinstance(remedy, str) else None, fast=params.get("fast") is True,
+        remedy=remedy if isinstance(remedy, str) else None,
+        fast=params.get("fast") is True,
         measured=_ranks_list(stats.get("measured_ranks")),
         audited=_ranks_list(stats.get("audited_ranks")),
-        cheap=_fit(_numbers(stats.get("cheap_ns")), ranks))
+        cheap=_fit(_numbers(stats.get("cheap_ns")), ranks),
+    )
 
 
 @dataclass
@@ -339,11 +377,13 @@ def shape_check(found: Profile) -> Optional[ShapeCheck]:
         value = values[rank]
         if rank and hops is not None and value is not None:
             by_depth.setdefault(hops, []).append(value)
-    return ShapeCheck(broken, {hops: sum(v) / len(v) for hops, v in sorted(by_depth.items())},
-                      slack)
+    return ShapeCheck(
+        broken, {hops: sum(v) / len(v) for hops, v in sorted(by_depth.items())}, slack
+    )
 
 
 # --- words ---------------------------------------------------------------------------------------
+
 
 def _ranks_phrase(ranks: Sequence[int]) -> str:
     return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranges(ranks)}"
@@ -359,6 +399,7 @@ def _counts(ranks: Sequence[int]) -> str:
 
 # --- diagnosis -----------------------------------------------------------------------------------
 
+
 def _oli_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
     points: List[Tuple[int, Profile, float]] = []
     for ranks in sorted(by_ranks):
@@ -372,21 +413,28 @@ def _oli_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
     sentence = f"{label}: oli (max OL_i) is {format_time(latency)} at {ranks} ranks{held}"
     first_ranks, _, first_latency = points[0]
     if len(points) > 1 and first_latency > 0:
-        sentence += (f"; {format_time(first_latency)} at {first_ranks} ranks, so "
-                     f"{latency / first_latency:.1f}x for {ranks / first_ranks:.3g}x the ranks")
+        sentence += (
+            f"; {format_time(first_latency)} at {first_ranks} ranks, so "
+            f"{latency / first_latency:.1f}x for {ranks / first_ranks:.3g}x the ranks"
+        )
     return [sentence]
 
 
 def truth_errors(by_method: Mapping[str, Mapping[int, Record]]) -> List[Tuple[int, float, float]]:
     """(rank count, oli estimate, truth) wherever both are known."""
     oli = by_method.get(OLI, {})
-    return [(ranks, value, true) for ranks in sorted(oli)
-            if (value := latency(oli[ranks])) is not None
-            and (true := truth(oli[ranks])) is not None and true > 0]
+    return [
+        (ranks, value, true)
+        for ranks in sorted(oli)
+        if (value := latency(oli[ranks])) is not None
+        and (true := truth(oli[ranks])) is not None
+        and true > 0
+    ]
 
 
-def _truth_sentences(label: str, config: Config,
-                     by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
+def _truth_sentences(
+    label: str, config: Config, by_method: Mapping[str, Mapping[int, Record]]
+) -> List[str]:
     errors = truth_errors(by_method)
     if not errors:
         return []
@@ -396,17 +444,23 @@ def _truth_sentences(label: str, config: Config,
     numbers = f"{format_time(value)} vs {format_time(true)}"
     if abs(error) > AGREEMENT:
         side = "above" if error > 0 else "below"
-        return [f"warning: {label}: {delay} the oli estimate is {percent(abs(error))} {side} "
-                f"the analytic truth at {ranks} ranks ({numbers}), beyond the "
-                f"{percent(AGREEMENT)} the method should reach: ranks sharing cores, a noisy "
-                "machine or a broken assumption of the method (see the per-rank profile)"]
+        return [
+            f"warning: {label}: {delay} the oli estimate is {percent(abs(error))} {side} "
+            f"the analytic truth at {ranks} ranks ({numbers}), beyond the "
+            f"{percent(AGREEMENT)} the method should reach: ranks sharing cores, a noisy "
+            "machine or a broken assumption of the method (see the per-rank profile)"
+        ]
     within = percent(max(abs(error), 0.01))
     if len(errors) == 1:
-        return [f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
-                f"{ranks} ranks ({numbers})"]
+        return [
+            f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
+            f"{ranks} ranks ({numbers})"
+        ]
     counts = [e[0] for e in errors]
-    return [f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
-            f"every rank count ({_counts(counts)}; worst at {ranks} ranks: {numbers})"]
+    return [
+        f"{label}: {delay} the oli estimate is within {within} of the analytic truth at "
+        f"every rank count ({_counts(counts)}; worst at {ranks} ranks: {numbers})"
+    ]
 
 
 def _shape_sentences(label: str, config: Config, by_ranks: Mapping[int, Record]) -> List[str]:
@@ -431,33 +485,42 @@ def _shape_sentences(label: str, config: Config, by_ranks: Mapping[int, Record])
             f"({format_time(found.value(up) or 0.0)}), which is nearer the root"
             + (f", and {more} more such {'pair' if more == 1 else 'pairs'}" if more else "")
             + "; those ranks' measurements are off (noise, or the method's assumption that each "
-              "E_i exceeds the gaps on its path)")
+            "E_i exceeds the gaps on its path)"
+        )
     if sentences:
         return sentences
     found, check = checked[-1]
     last = found.ranks - 1
     if config.algo == "linear" and check.grows:
-        return [f"{label}: OL_i grows with rank as a chain should "
-                f"({format_time(found.value(1))} at rank 1 to {format_time(found.value(last))} "
-                f"at rank {last}, {found.ranks} ranks)"]
+        return [
+            f"{label}: OL_i grows with rank as a chain should "
+            f"({format_time(found.value(1))} at rank 1 to {format_time(found.value(last))} "
+            f"at rank {last}, {found.ranks} ranks)"
+        ]
     if config.algo == "backward" and check.grows:
-        return [f"{label}: OL_i grows as the rank falls, as a backward chain should "
-                f"({format_time(found.value(last))} at rank {last} to "
-                f"{format_time(found.value(1))} at rank 1, {found.ranks} ranks)"]
-    levels = ", ".join(f"depth {hops}: {format_time(value)}"
-                       for hops, value in check.by_depth.items())
+        return [
+            f"{label}: OL_i grows as the rank falls, as a backward chain should "
+            f"({format_time(found.value(last))} at rank {last} to "
+            f"{format_time(found.value(1))} at rank 1, {found.ranks} ranks)"
+        ]
+    levels = ", ".join(
+        f"depth {hops}: {format_time(value)}" for hops, value in check.by_depth.items()
+    )
     if check.grows:
-        return [f"{label}: OL_i grows with the depth in the {shape} as it should ({levels}, "
-                f"{found.ranks} ranks)"]
+        return [
+            f"{label}: OL_i grows with the depth in the {shape} as it should ({levels}, "
+            f"{found.ranks} ranks)"
+        ]
     # A rank that forwards returns only after its own sends, so with a hop delay a tree can
     # complete everywhere at once; only a fall from a rank to its children is wrong.
-    return [f"{label}: OL_i never falls from a rank to the ranks it sends to, as in a {shape} "
-            f"({levels}, {found.ranks} ranks)"]
+    return [
+        f"{label}: OL_i never falls from a rank to the ranks it sends to, as in a {shape} "
+        f"({levels}, {found.ranks} ranks)"
+    ]
 
 
 def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
-    bound = [found for ranks in sorted(by_ranks)
-             if (found := profile(by_ranks[ranks])).gap_bound]
+    bound = [found for ranks in sorted(by_ranks) if (found := profile(by_ranks[ranks])).gap_bound]
     if not bound:
         return []
     sentences = [
@@ -465,7 +528,9 @@ def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         f"{'was' if len(found.gap_bound) == 1 else 'were'} bounded by the root's gap "
         f"({format_time(found.gap_ns)}) and no remedy was applied: "
         f"{'its' if len(found.gap_bound) == 1 else 'their'} OL_i cannot be trusted"
-        for found in bound if found.remedy is None]
+        for found in bound
+        if found.remedy is None
+    ]
     remedied = [found for found in bound if found.remedy is not None]
     if not remedied:
         return sentences
@@ -475,14 +540,16 @@ def _gap_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         where = f"{_ranks_phrase(found.gap_bound)} ({found.ranks} ranks)"
         gap = f" ({format_time(found.gap_ns)})"
     else:
-        where = "ranks " + " and ".join(f"{ranges(found.gap_bound)} at {found.ranks} ranks"
-                                        for found in remedied)
+        where = "ranks " + " and ".join(
+            f"{ranges(found.gap_bound)} at {found.ranks} ranks" for found in remedied
+        )
         gap = ""
     remedies = sorted({found.remedy for found in remedied if found.remedy is not None})
     how = "the clock remedy" if remedies == ["clock"] else "the remedy " + ", ".join(remedies)
     return sentences + [
         f"{label}: {where} {'were' if many else 'was'} bounded by the root's gap{gap}; "
-        f"{'their' if many else 'its'} OL_i come{'' if many else 's'} from {how}"]
+        f"{'their' if many else 'its'} OL_i come{'' if many else 's'} from {how}"
+    ]
 
 
 def _fast_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
@@ -492,16 +559,21 @@ def _fast_sentences(label: str, by_ranks: Mapping[int, Record]) -> List[str]:
         if not found.fast or not found.measured:
             continue
         others = found.ranks - (1 if found.config.op == "bcast" else 0)
-        sentence = (f"{label} at {ranks} ranks: --fast measured {len(found.measured)} of "
-                    f"{others} ranks in full ({_ranks_phrase(found.measured)})")
+        sentence = (
+            f"{label} at {ranks} ranks: --fast measured {len(found.measured)} of "
+            f"{others} ranks in full ({_ranks_phrase(found.measured)})"
+        )
         if found.audited:
-            sentence += (f" and checked {_ranks_phrase(found.audited)} with one block, drawn at "
-                         "random")
+            sentence += (
+                f" and checked {_ranks_phrase(found.audited)} with one block, drawn at random"
+            )
         cheap = {rank: value for rank, value in enumerate(found.cheap) if value is not None}
         order = sorted(cheap, key=lambda rank: -cheap[rank])
         if found.argmax is not None and found.argmax in order:
-            sentence += (f"; the largest OL_i, rank {found.argmax}, was the cheap pass's "
-                         f"candidate number {order.index(found.argmax) + 1}")
+            sentence += (
+                f"; the largest OL_i, rank {found.argmax}, was the cheap pass's "
+                f"candidate number {order.index(found.argmax) + 1}"
+            )
         sentences.append(sentence)
     return sentences
 
@@ -542,13 +614,15 @@ def deviations(by_method: Mapping[str, Mapping[int, Record]]) -> List[Deviation]
     for method in methods_present(by_method):
         if method == OLI:
             continue
-        ratios = {ranks: value / oli[ranks] for ranks, value in curve(by_method[method])
-                  if oli.get(ranks, 0) > 0}
+        ratios = {
+            ranks: value / oli[ranks]
+            for ranks, value in curve(by_method[method])
+            if oli.get(ranks, 0) > 0
+        }
         if ratios:
             ranks = max(ratios)
             mine, theirs = _interval(by_method[method][ranks]), _interval(oli_points[ranks])
-            separated = mine is None or theirs is None or mine[0] > theirs[1] \
-                or mine[1] < theirs[0]
+            separated = mine is None or theirs is None or mine[0] > theirs[1] or mine[1] < theirs[0]
             found.append(Deviation(method, ratios, separated))
     return found
 
@@ -558,37 +632,56 @@ def _deviation_sentence(label: str, config: Config, found: Deviation) -> str:
     what = f"the {OP_NAMES.get(config.op, config.op)} latency"
     if ratio > 1:
         reason = ABOVE_REASONS.get(found.method)
-        told = (f"overestimates {what} by {_factor(ratio)}" if ratio >= FACTOR_FROM
-                else f"reports {percent(ratio - 1)} above oli")
+        told = (
+            f"overestimates {what} by {_factor(ratio)}"
+            if ratio >= FACTOR_FROM
+            else f"reports {percent(ratio - 1)} above oli"
+        )
     else:
         reason = BELOW_REASONS.get(found.method)
-        told = (f"underestimates {what} by {_factor(1 / ratio)}" if 1 / ratio >= FACTOR_FROM
-                else f"reports {percent(1 - ratio)} below oli")
+        told = (
+            f"underestimates {what} by {_factor(1 / ratio)}"
+            if 1 / ratio >= FACTOR_FROM
+            else f"reports {percent(1 - ratio)} below oli"
+        )
     sentence = f"{label}: {found.method} {told} at {ranks} ranks"
     if reason:
         sentence += f" ({reason})"
     if len(found.ratios) > 1:
         low, high = f"{min(found.ratios.values()):.2f}", f"{max(found.ratios.values()):.2f}"
         over = _counts(sorted(found.ratios))
-        sentence += (f"; {low} times oli at every rank count ({over})" if low == high
-                     else f"; from {low} to {high} times oli over {over}")
-    bound = ("a lower" if found.method in LOWER_BOUNDS and ratio > 1
-             else "an upper" if found.method in UPPER_BOUNDS and ratio < 1 else None)
+        sentence += (
+            f"; {low} times oli at every rank count ({over})"
+            if low == high
+            else f"; from {low} to {high} times oli over {over}"
+        )
+    bound = (
+        "a lower"
+        if found.method in LOWER_BOUNDS and ratio > 1
+        else "an upper"
+        if found.method in UPPER_BOUNDS and ratio < 1
+        else None
+    )
     if bound and found.separated:
-        sentence = (f"warning: {sentence}; yet it is {bound} bound of the latency, so this "
-                    "method or oli was disturbed (noise, ranks sharing cores)")
+        sentence = (
+            f"warning: {sentence}; yet it is {bound} bound of the latency, so this "
+            "method or oli was disturbed (noise, ranks sharing cores)"
+        )
     return sentence
 
 
-def _method_sentences(label: str, config: Config,
-                      by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
+def _method_sentences(
+    label: str, config: Config, by_method: Mapping[str, Mapping[int, Record]]
+) -> List[str]:
     found = deviations(by_method)
     agreeing = [d for d in found if abs(d.ratio - 1) <= AGREEMENT]
     sentences = [_deviation_sentence(label, config, d) for d in found if d not in agreeing]
     if agreeing:
         names = ", ".join(f"{d.method} ({d.ranks} ranks)" for d in agreeing)
-        sentences.append(f"{label}: within {percent(AGREEMENT)} of oli at the largest rank "
-                         f"count measured: {names}")
+        sentences.append(
+            f"{label}: within {percent(AGREEMENT)} of oli at the largest rank "
+            f"count measured: {names}"
+        )
     return sentences
 
 
@@ -601,7 +694,8 @@ def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
             continue
         for ranks, value in curve(by_method.get(OLI, {})):
             groups.setdefault((config.op, config.size_bytes), {}).setdefault(ranks, []).append(
-                (value, config))
+                (value, config)
+            )
     sentences = []
     for (op, _), by_ranks in groups.items():
         compared = [ranks for ranks, entries in by_ranks.items() if len(entries) > 1]
@@ -610,11 +704,12 @@ def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
         ranks = max(compared)
         entries = sorted(by_ranks[ranks], key=lambda entry: entry[0])
         best = entries[0][0]
-        listed = ", ".join(f"{config.algo} {format_time(value)}"
-                           + (f" ({_factor(value / best)})" if best > 0 and value > best else "")
-                           for value, config in entries)
-        sentences.append(f"{OP_NAMES.get(op, op)} at {ranks} ranks, fastest first by oli: "
-                         f"{listed}")
+        listed = ", ".join(
+            f"{config.algo} {format_time(value)}"
+            + (f" ({_factor(value / best)})" if best > 0 and value > best else "")
+            for value, config in entries
+        )
+        sentences.append(f"{OP_NAMES.get(op, op)} at {ranks} ranks, fastest first by oli: {listed}")
     return sentences
 
 
@@ -634,22 +729,30 @@ def rsd_limit(run: Run) -> float:
 
 def _quality_sentences(run: Run) -> List[str]:
     limit = rsd_limit(run)
-    measured = [(point, rsd) for point in run.points
-                if (rsd := record_number(point["stats"].get("rsd"))) is not None]
-    noisy = sorted(((rsd, point) for point, rsd in measured if rsd > limit),
-                   key=lambda entry: -entry[0])
+    measured = [
+        (point, rsd)
+        for point in run.points
+        if (rsd := record_number(point["stats"].get("rsd"))) is not None
+    ]
+    noisy = sorted(
+        ((rsd, point) for point, rsd in measured if rsd > limit), key=lambda entry: -entry[0]
+    )
     if not noisy:
         return []
     worst_rsd, worst = noisy[0]
     config = config_of(worst)
     name = f"{method_of(worst)} on {config.op}/{config.algo}" if config else worst["key"]
-    sentence = (f"{len(noisy)} of {len(measured)} points stopped with the relative standard "
-                f"deviation of their block results above the {percent(limit)} aimed at: their "
-                f"estimates are less certain; worst {name} at {ranks_of(worst)} ranks "
-                f"({percent(worst_rsd)})")
+    sentence = (
+        f"{len(noisy)} of {len(measured)} points stopped with the relative standard "
+        f"deviation of their block results above the {percent(limit)} aimed at: their "
+        f"estimates are less certain; worst {name} at {ranks_of(worst)} ranks "
+        f"({percent(worst_rsd)})"
+    )
     if worst_rsd > NOISY_RSD:
-        sentence = ("warning: " + sentence + "; rerun on a quieter machine, with fewer ranks per "
-                    "core, or with --preset full")
+        sentence = (
+            "warning: " + sentence + "; rerun on a quieter machine, with fewer ranks per "
+            "core, or with --preset full"
+        )
     return [sentence]
 
 
@@ -666,22 +769,36 @@ def diagnose(run: Run) -> List[str]:
     sentences: List[str] = []
     for config, by_method in found.items():
         label, oli = names[config], by_method.get(OLI, {})
-        sentences += (_oli_sentences(label, oli) + _truth_sentences(label, config, by_method)
-                      + _shape_sentences(label, config, oli) + _gap_sentences(label, oli)
-                      + _fast_sentences(label, oli)
-                      + _method_sentences(label, config, by_method))
-    return sentences + _fastest_sentences(found, names) + _quality_sentences(run) \
+        sentences += (
+            _oli_sentences(label, oli)
+            + _truth_sentences(label, config, by_method)
+            + _shape_sentences(label, config, oli)
+            + _gap_sentences(label, oli)
+            + _fast_sentences(label, oli)
+            + _method_sentences(label, config, by_method)
+        )
+    return (
+        sentences
+        + _fastest_sentences(found, names)
+        + _quality_sentences(run)
         + _skip_sentences(run)
+    )
 
 
 # --- the table `mpilens coll` prints -------------------------------------------------------------
+
 
 def _us(ns: Optional[float]) -> str:
     if ns is None:
         return "-"
     value = ns / 1000
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 \
+    return (
+        f"{value:.0f}"
+        if abs(value) >= 100
+        else f"{value:.1f}"
+        if abs(value) >= 10
         else f"{value:.2f}"
+    )
 
 
 def config_rows(by_method: Mapping[str, Mapping[int, Record]]) -> Tuple[List[str], List[list]]:
@@ -713,18 +830,25 @@ def comparison_table(run: Run) -> List[str]:
     lines: List[str] = []
     for config, by_method in series(run).items():
         header, rows = config_rows(by_method)
-        delay = (f", hop delay {format_time(config.hop_delay_ns)}" if config.hop_delay_ns
-                 else "")
-        text_rows = [[str(row[0])] + [
-            ("-" if value is None else str(value)) if name == "argmax" else _us(value)
-            for name, value in zip(header[1:], row[1:])] for row in rows]
-        lines += ([""] if lines else []) + [
-            f"{config.op}/{config.algo}, {format_size(config.size_bytes)}{delay}: latency in µs"
-        ] + columns([header, *text_rows])
+        delay = f", hop delay {format_time(config.hop_delay_ns)}" if config.hop_delay_ns else ""
+        text_rows = [
+            [str(row[0])]
+            + [
+                ("-" if value is None else str(value)) if name == "argmax" else _us(value)
+                for name, value in zip(header[1:], row[1:])
+            ]
+            for row in rows
+        ]
+        lines += (
+            ([""] if lines else [])
+            + [f"{config.op}/{config.algo}, {format_size(config.size_bytes)}{delay}: latency in µs"]
+            + columns([header, *text_rows])
+        )
     return lines
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def _winner(names: Tuple[str, str], a: float, b: float) -> Optional[str]:
     """Which run is faster by more than SAME, or None."""
@@ -751,8 +875,10 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
             continue
         ranks = counts[-1]
         winners = {count: _winner(names, a[count], b[count]) for count in counts}
-        at = f"{texts[config]}, oli at {ranks} ranks: {names[0]} {format_time(a[ranks])}, " \
-             f"{names[1]} {format_time(b[ranks])}"
+        at = (
+            f"{texts[config]}, oli at {ranks} ranks: {names[0]} {format_time(a[ranks])}, "
+            f"{names[1]} {format_time(b[ranks])}"
+        )
         winner = winners[ranks]
         if winner is None:
             at += f" (within {percent(SAME)})"
@@ -760,19 +886,23 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
             slow, fast = (b[ranks], a[ranks]) if winner == names[0] else (a[ranks], b[ranks])
             at += f" ({winner} {slow / fast:.2f}x faster)"
         if len(counts) > 1:
-            sides = {side: [count for count in counts if winners[count] == side]
-                     for side in (names[0], names[1], None)}
+            sides = {
+                side: [count for count in counts if winners[count] == side]
+                for side in (names[0], names[1], None)
+            }
             if sides[names[0]] == counts or sides[names[1]] == counts:
                 at += f"; {winner} is faster at every rank count ({_ranks_text(counts)})"
             elif sides[None] == counts:
                 at += f"; within {percent(SAME)} at every rank count"
             else:
-                parts = [f"{side} faster at {_ranks_text(sides[side])}"
-                         for side in names if sides[side]]
+                parts = [
+                    f"{side} faster at {_ranks_text(sides[side])}" for side in names if sides[side]
+                ]
                 if sides[None]:
                     parts.append(f"within {percent(SAME)} at {_ranks_text(sides[None])}")
                 at += "; " + ", ".join(parts)
         sentences.append(at)
-    only = ([f"only in {names[0]}: {texts[c]}" for c in found_a if c not in found_b]
-            + [f"only in {names[1]}: {texts[c]}" for c in found_b if c not in found_a])
+    only = [f"only in {names[0]}: {texts[c]}" for c in found_a if c not in found_b] + [
+        f"only in {names[1]}: {texts[c]}" for c in found_b if c not in found_a
+    ]
     return sentences + only

@@ -26,11 +26,15 @@ def _threads_per_rank(meta: Record, ranks: int) -> List[int]:
     if not isinstance(setting, dict):
         return [0] * ranks
     running = record_object(setting, "library").get("running_per_rank")
-    threads = ([1 if value else 0 for value in running]
-               if isinstance(running, list) and len(running) == ranks else [0] * ranks)
+    threads = (
+        [1 if value else 0 for value in running]
+        if isinstance(running, list) and len(running) == ranks
+        else [0] * ranks
+    )
     label = setting.get("label")
-    if (isinstance(label, str) and "+async:" in label) or (isinstance(label, str)
-                                                          and label.startswith("async:")):
+    if (isinstance(label, str) and "+async:" in label) or (
+        isinstance(label, str) and label.startswith("async:")
+    ):
         threads = [count + 1 for count in threads]
     return threads
 
@@ -59,15 +63,20 @@ def _machines(hosts: List[str], machines: Optional[List[str]]) -> List[List[int]
 def _shared_machine_sentence(groups: List[List[str]], cores: Optional[int]) -> str:
     share = f"its {counted(cores, 'core')}" if cores else "its cores"
     if len(groups) == 1:
-        which = (f"hosts {listed(groups[0], SHOWN)} are one machine (they report the same "
-                 "machine id)")
+        which = (
+            f"hosts {listed(groups[0], SHOWN)} are one machine (they report the same machine id)"
+        )
     else:
-        which = (f"{len(groups)} machines carry several host names each (the same machine id): "
-                 + _host_groups(groups))
-    return (f"{which}: emulated nodes or containers, or nodes installed from one image that kept "
-            f"its machine id. Their ranks share {share}, and the traffic between them crosses "
-            "that machine's own kernel rather than a network: figures between these hosts test "
-            "function, not the performance of a network")
+        which = (
+            f"{len(groups)} machines carry several host names each (the same machine id): "
+            + _host_groups(groups)
+        )
+    return (
+        f"{which}: emulated nodes or containers, or nodes installed from one image that kept "
+        f"its machine id. Their ranks share {share}, and the traffic between them crosses "
+        "that machine's own kernel rather than a network: figures between these hosts test "
+        "function, not the performance of a network"
+    )
 
 
 Machine = Tuple[List[str], List[int]]  # a machine's host names and ranks
@@ -78,8 +87,11 @@ def _where(machines: List[Machine]) -> str:
     several_hosts = len(machines[0][0]) > 1
     if len(machines) == 1:
         names, members = machines[0]
-        return (f"the machine of hosts {listed(names, SHOWN)} (ranks {ranges(members)})"
-                if several_hosts else f"host {names[0]}")
+        return (
+            f"the machine of hosts {listed(names, SHOWN)} (ranks {ranges(members)})"
+            if several_hosts
+            else f"host {names[0]}"
+        )
     if several_hosts:
         return f"each of {len(machines)} machines ({_host_groups([n for n, _ in machines])})"
     return f"each of {len(machines)} hosts ({listed([names[0] for names, _ in machines], SHOWN)})"
@@ -87,17 +99,22 @@ def _where(machines: List[Machine]) -> str:
 
 def _crowded_sentence(machines: List[Machine], ranks: int, threads: int, cores: int) -> str:
     """Ranks and threads that fill or outnumber the cores of every one of machines."""
-    busy = counted(ranks, "rank") + (f" and {counted(threads, 'progress thread')}" if threads
-                                      else "")
+    busy = counted(ranks, "rank") + (
+        f" and {counted(threads, 'progress thread')}" if threads else ""
+    )
     where = _where(machines)
     if ranks + threads > cores:
-        state = (f"outnumber its {counted(cores, 'core')}: ranks and threads wait for a core, "
-                 "and the timings include that waiting")
+        state = (
+            f"outnumber its {counted(cores, 'core')}: ranks and threads wait for a core, "
+            "and the timings include that waiting"
+        )
     else:
         state = f"{'fills' if ranks + threads == 1 else 'fill'} its {counted(cores, 'core')}"
-    return (f"{busy} on {where} {state}; a network stack that runs on the CPUs (TCP) has no core "
-            "of its own there, so transfers between hosts compete with the ranks: figures across "
-            "the hosts test function rather than performance")
+    return (
+        f"{busy} on {where} {state}; a network stack that runs on the CPUs (TCP) has no core "
+        "of its own there, so transfers between hosts compete with the ranks: figures across "
+        "the hosts test function rather than performance"
+    )
 
 
 def conditions(meta: Record) -> List[str]:
@@ -125,6 +142,8 @@ def conditions(meta: Record) -> List[str]:
             crowded.setdefault(key, []).append((names, members))
     found = [_shared_machine_sentence(shared, cores)] if shared else []
     if cores:
-        found += [_crowded_sentence(machines, count, busy, cores)
-                  for (count, busy, _), machines in crowded.items()]
+        found += [
+            _crowded_sentence(machines, count, busy, cores)
+            for (count, busy, _), machines in crowded.items()
+        ]
     return found

@@ -103,14 +103,16 @@ def predicted_from(stats: Record) -> Optional[float]:
     given = record_number(stats.get("predicted_gain_pct"))
     if given is not None:
         return given
-    before, after = (record_number(stats.get(name)) for name in ("weighted_before",
-                                                                  "weighted_after"))
+    before, after = (
+        record_number(stats.get(name)) for name in ("weighted_before", "weighted_after")
+    )
     if before is None or after is None or before <= 0:
         return None
     return 100.0 * (1.0 - after / before)
 
 
 # --- reading several files as one run ----------------------------------------------------------
+
 
 def _ranks(run: Run) -> int:
     return record_integer(run.meta.get("ranks")) or 0
@@ -120,19 +122,26 @@ def combine(runs: Sequence[Run]) -> Run:
     """The map files of one directory (both example programs, several rank counts) read as one
     run (results.join_files), by rank count then file name, with the first file's meta; two files
     holding the same point at the same rank count are refused."""
-    return join_files(runs, lambda member: (_ranks(member), member.path.name),
-                      lambda member, point: (_ranks(member), point["key"]),
-                      lambda found: f'point "{found[1]}" at {found[0]} ranks',
-                      "no map results to read")
+    return join_files(
+        runs,
+        lambda member: (_ranks(member), member.path.name),
+        lambda member, point: (_ranks(member), point["key"]),
+        lambda found: f'point "{found[1]}" at {found[0]} ranks',
+        "no map results to read",
+    )
 
 
 def located(run: Run, bench: str) -> List[Tuple[Record, Record]]:
     """(point, the meta of its file) of every point of a benchmark."""
-    return [(point, member.meta) for member in (run.members or [run])
-            for point in member.points_of(bench)]
+    return [
+        (point, member.meta)
+        for member in (run.members or [run])
+        for point in member.points_of(bench)
+    ]
 
 
 # --- the topology and the machine ----------------------------------------------------------------
+
 
 def levels(topology: str) -> List[Tuple[str, int]]:
     """(name, arity) of each level of a synthetic description ("node:2 core:4 cost=10,1");
@@ -166,18 +175,22 @@ def _modeled_nodes_sentence(topology: str, meta: Record) -> Optional[str]:
     nodes = modeled_nodes(topology, meta)
     if not nodes:
         return None
-    return (f'the topology "{topology}" models {nodes} nodes, but the run was on one '
-            "machine: the node-to-node costs the model saves are not paid here, where every rank "
-            "shares memory, so the predicted gain is what a cluster of such nodes would see, not "
-            "what this machine can show")
+    return (
+        f'the topology "{topology}" models {nodes} nodes, but the run was on one '
+        "machine: the node-to-node costs the model saves are not paid here, where every rank "
+        "shares memory, so the predicted gain is what a cluster of such nodes would see, not "
+        "what this machine can show"
+    )
 
 
 def _reasons(topology: str, meta: Record, unbound: bool, in_place: bool) -> List[str]:
     """What the run recorded that can make a measured gain differ from the predicted one."""
     if in_place:
         # Then nothing the model counts changed: the difference is not the reordering's.
-        return ["the reordering kept every rank in place, so the difference is not the "
-                "reordering's: it is noise, or the first run warming up what the second used"]
+        return [
+            "the reordering kept every rank in place, so the difference is not the "
+            "reordering's: it is noise, or the first run warming up what the second used"
+        ]
     reasons = []
     nodes = modeled_nodes(topology, meta)
     if nodes:
@@ -188,9 +201,11 @@ def _reasons(topology: str, meta: Record, unbound: bool, in_place: bool) -> List
     if crowded:
         reasons.append(f"{crowded[0]} ranks shared {crowded[1]} processing units")
     if conditions(meta):
-        reasons.append("the ranks shared their cores with each other and with the network stack "
-                       "(the run's conditions, first among the findings), a wait the model does "
-                       "not count and the reordering does not remove")
+        reasons.append(
+            "the ranks shared their cores with each other and with the network stack "
+            "(the run's conditions, first among the findings), a wait the model does "
+            "not count and the reordering does not remove"
+        )
     return reasons
 
 
@@ -203,8 +218,10 @@ def _agreement(steady: float, predicted: float, reasons: List[str]) -> str:
     text = f"; that is {gap:.0f} points {side} the model"
     if reasons:
         return text + ", likely because " + listed(reasons)
-    return text + (": nothing recorded explains it; the model counts bytes per level of the "
-                   "machine, not latency, contention or the MPI library's own algorithm")
+    return text + (
+        ": nothing recorded explains it; the model counts bytes per level of the "
+        "machine, not latency, contention or the MPI library's own algorithm"
+    )
 
 
 def _less_text(steady: float) -> str:
@@ -212,6 +229,7 @@ def _less_text(steady: float) -> str:
 
 
 # --- allgather_groups: the grid of seed figure 6 -------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -300,21 +318,39 @@ class Cell:
 
 def _cell(point: Record) -> Optional[Cell]:
     params, stats = record_object(point, "params"), record_object(point, "stats")
-    iterations, size = record_integer(params.get("iterations")), \
-        record_integer(params.get("size_bytes"))
-    before, reorder, after = (_seconds(stats, name) for name in ("before_s", "reorder_s",
-                                                                 "after_s"))
-    if iterations is None or iterations <= 0 or size is None or before is None \
-            or before <= 0 or reorder is None or after is None:
+    iterations, size = (
+        record_integer(params.get("iterations")),
+        record_integer(params.get("size_bytes")),
+    )
+    before, reorder, after = (
+        _seconds(stats, name) for name in ("before_s", "reorder_s", "after_s")
+    )
+    if (
+        iterations is None
+        or iterations <= 0
+        or size is None
+        or before is None
+        or before <= 0
+        or reorder is None
+        or after is None
+    ):
         return None
     bound = record_integer(stats.get("all_bound"))
-    return Cell(iterations, size, before, reorder, after,
-                predicted_from(stats), record_number(stats.get("weighted_before")),
-                record_number(stats.get("weighted_after")),
-                record_number(stats.get("hop_bytes_before")),
-                record_number(stats.get("hop_bytes_after")),
-                None if bound is None else bound != 0, _permutation(stats.get("new_rank_of")),
-                widest_spread(stats))
+    return Cell(
+        iterations,
+        size,
+        before,
+        reorder,
+        after,
+        predicted_from(stats),
+        record_number(stats.get("weighted_before")),
+        record_number(stats.get("weighted_after")),
+        record_number(stats.get("hop_bytes_before")),
+        record_number(stats.get("hop_bytes_after")),
+        None if bound is None else bound != 0,
+        _permutation(stats.get("new_rank_of")),
+        widest_spread(stats),
+    )
 
 
 @dataclass
@@ -342,8 +378,13 @@ class Grid:
 
     def values(self, name: str) -> List[List[Optional[float]]]:
         """A property of every cell (gain_pct, predicted_pct, ...), rows by iterations."""
-        return [[None if self.cell(n, size) is None else getattr(self.cell(n, size), name)
-                 for size in self.sizes] for n in self.iterations]
+        return [
+            [
+                None if self.cell(n, size) is None else getattr(self.cell(n, size), name)
+                for size in self.sizes
+            ]
+            for n in self.iterations
+        ]
 
     def reference(self) -> Cell:
         """The cell the model is checked at: the largest size at its most iterations, where the
@@ -351,13 +392,15 @@ class Grid:
         return self.column(self.sizes[-1])[-1]
 
     def best(self) -> Cell:
-        return max(self.cells.values(), key=lambda cell: (cell.gain_pct, cell.size,
-                                                          cell.iterations))
+        return max(
+            self.cells.values(), key=lambda cell: (cell.gain_pct, cell.size, cell.iterations)
+        )
 
     @property
     def predicted(self) -> List[float]:
-        return [cell.predicted_pct for cell in self.cells.values()
-                if cell.predicted_pct is not None]
+        return [
+            cell.predicted_pct for cell in self.cells.values() if cell.predicted_pct is not None
+        ]
 
     def constant_prediction(self) -> Optional[float]:
         """The predicted gain when it is the same in every cell that has one (it depends on the
@@ -380,9 +423,12 @@ class Grid:
 
 def _setting(point: Record, meta: Record) -> Setting:
     params = record_object(point, "params")
-    return Setting(record_integer(meta.get("ranks")) or 0,
-                   record_integer(params.get("group")) or 0, _text(params.get("algo")),
-                   _text(params.get("topology")))
+    return Setting(
+        record_integer(meta.get("ranks")) or 0,
+        record_integer(params.get("group")) or 0,
+        _text(params.get("algo")),
+        _text(params.get("topology")),
+    )
 
 
 def grids(run: Run) -> List[Grid]:
@@ -394,29 +440,39 @@ def grids(run: Run) -> List[Grid]:
             setting = _setting(point, meta)
             grid = found.setdefault(setting, Grid(setting, meta, {}))
             grid.cells[(cell.iterations, cell.size)] = cell
-    return [found[setting] for setting in sorted(found, key=lambda s: (s.ranks, s.group, s.algo,
-                                                                      s.topology))]
+    return [
+        found[setting]
+        for setting in sorted(found, key=lambda s: (s.ranks, s.group, s.algo, s.topology))
+    ]
 
 
 def _differing(settings: Sequence[Setting]) -> List[str]:
     """The fields that tell the settings apart."""
-    return [name for name in ("ranks", "group", "algo", "topology")
-            if len({getattr(setting, name) for setting in settings}) > 1]
+    return [
+        name
+        for name in ("ranks", "group", "algo", "topology")
+        if len({getattr(setting, name) for setting in settings}) > 1
+    ]
 
 
-def setting_text(setting: Setting, fields: Iterable[str] = ("ranks", "group", "algo",
-                                                             "topology")) -> str:
-    words = {"ranks": f"{setting.ranks} ranks", "group": f"groups of {setting.group}",
-             "algo": setting.algo or "unknown algorithm",
-             "topology": f'topology "{setting.topology}"'}
+def setting_text(
+    setting: Setting, fields: Iterable[str] = ("ranks", "group", "algo", "topology")
+) -> str:
+    words = {
+        "ranks": f"{setting.ranks} ranks",
+        "group": f"groups of {setting.group}",
+        "algo": setting.algo or "unknown algorithm",
+        "topology": f'topology "{setting.topology}"',
+    }
     return ", ".join(words[name] for name in fields)
 
 
 def grid_heads(found: Sequence[Grid]) -> List[str]:
     """How sentences name each grid: the benchmark, and what tells it from the others."""
     fields = _differing([grid.setting for grid in found])
-    return [ALLGATHER + (f" ({setting_text(grid.setting, fields)})" if fields else "")
-            for grid in found]
+    return [
+        ALLGATHER + (f" ({setting_text(grid.setting, fields)})" if fields else "") for grid in found
+    ]
 
 
 def paying_from(column: Sequence[Cell]) -> Optional[Cell]:
@@ -434,8 +490,9 @@ def contradicting(column: Sequence[Cell], estimate: float) -> Optional[Cell]:
     """The first cell on the wrong side of a break-even estimate: one that loses with more
     iterations than the estimate, or gains with fewer."""
     for cell in column:
-        if (cell.iterations > estimate and cell.gain_pct <= 0) \
-                or (cell.iterations < estimate and cell.gain_pct > 0):
+        if (cell.iterations > estimate and cell.gain_pct <= 0) or (
+            cell.iterations < estimate and cell.gain_pct > 0
+        ):
             return cell
     return None
 
@@ -446,16 +503,22 @@ def _break_even_text(column: Sequence[Cell]) -> str:
     cell = column[-1]
     if cell.break_even is None:
         after = cell.after_s / cell.iterations
-        return (f"; the iterations after it were not faster ({_ns(after)} each against "
-                f"{_ns(cell.iteration_s)} before), so no number of iterations repays it")
-    text = (f"; at the times of {iterations_text(cell.iterations)} it breaks even at about "
-            f"{iterations_text(cell.break_even)}: the reordering ({_ns(cell.reorder_s)}) costs "
-            f"what that many iterations save ({_ns(cell.saving_s)} each)")
+        return (
+            f"; the iterations after it were not faster ({_ns(after)} each against "
+            f"{_ns(cell.iteration_s)} before), so no number of iterations repays it"
+        )
+    text = (
+        f"; at the times of {iterations_text(cell.iterations)} it breaks even at about "
+        f"{iterations_text(cell.break_even)}: the reordering ({_ns(cell.reorder_s)}) costs "
+        f"what that many iterations save ({_ns(cell.saving_s)} each)"
+    )
     odd = contradicting(column, cell.break_even)
     if odd is not None:
-        text += (f", which the cell at {iterations_text(odd.iterations)} does not bear out "
-                 f"({signed(odd.gain_pct)}): the times are not proportional to the iterations "
-                 "(fixed costs or noise)")
+        text += (
+            f", which the cell at {iterations_text(odd.iterations)} does not bear out "
+            f"({signed(odd.gain_pct)}): the times are not proportional to the iterations "
+            "(fixed costs or noise)"
+        )
     return text
 
 
@@ -464,22 +527,30 @@ def _size_sentence(head: str, grid: Grid, size: int) -> str:
     first = paying_from(column)
     if first is None:
         last = column[-1]
-        verdict = (f"reordering never pays up to {iterations_text(last.iterations)} "
-                   f"({signed(last.gain_pct)} there)")
+        verdict = (
+            f"reordering never pays up to {iterations_text(last.iterations)} "
+            f"({signed(last.gain_pct)} there)"
+        )
     elif first is column[0]:
-        verdict = (f"reordering pays from the fewest iterations measured, {first.iterations} "
-                   f"({signed(first.gain_pct)})")
+        verdict = (
+            f"reordering pays from the fewest iterations measured, {first.iterations} "
+            f"({signed(first.gain_pct)})"
+        )
     else:
         below = column[column.index(first) - 1]
-        verdict = (f"reordering pays from {iterations_text(first.iterations)} on "
-                   f"({signed(first.gain_pct)}; {signed(below.gain_pct)} at {below.iterations})")
+        verdict = (
+            f"reordering pays from {iterations_text(first.iterations)} on "
+            f"({signed(first.gain_pct)}; {signed(below.gain_pct)} at {below.iterations})"
+        )
     return f"{head} at {format_size(size)}: {verdict}{_break_even_text(column)}"
 
 
 def _best_sentence(head: str, grid: Grid) -> str:
     best = grid.best()
-    where = (f"{signed(best.gain_pct)} at {format_size(best.size)} and "
-             f"{iterations_text(best.iterations)}")
+    where = (
+        f"{signed(best.gain_pct)} at {format_size(best.size)} and "
+        f"{iterations_text(best.iterations)}"
+    )
     if best.gain_pct <= 0:
         return f"{head}: reordering pays in no cell; the best is {where}"
     return f"{head}: the best cell is {where}"
@@ -488,7 +559,7 @@ def _best_sentence(head: str, grid: Grid) -> str:
 def _cost_sentence(head: str, grid: Grid) -> str:
     times = [cell.reorder_s for cell in grid.cells.values()]
     median = statistics.median(times)
-    spread = (f", {_ns(min(times))} to {_ns(max(times))}" if max(times) > min(times) else "")
+    spread = f", {_ns(min(times))} to {_ns(max(times))}" if max(times) > min(times) else ""
     sizes = grid.sizes if len(grid.sizes) < 3 else [grid.sizes[0], grid.sizes[-1]]
     clauses: List[str] = []
     for size in sizes:
@@ -496,8 +567,10 @@ def _cost_sentence(head: str, grid: Grid) -> str:
         count = median / cell.iteration_s
         what = iterations_text(count) + " before it" if not clauses else count_text(count)
         clauses.append(f"{what} at {format_size(size)} ({_ns(cell.iteration_s)} each)")
-    return (f"{head}: the reordering took {_ns(median)} (median of {len(times)} cells{spread}): "
-            "as long as " + ", ".join(clauses))
+    return (
+        f"{head}: the reordering took {_ns(median)} (median of {len(times)} cells{spread}): "
+        "as long as " + ", ".join(clauses)
+    )
 
 
 def _model_sentence(head: str, grid: Grid) -> Optional[str]:
@@ -505,47 +578,62 @@ def _model_sentence(head: str, grid: Grid) -> Optional[str]:
     if cell.predicted_pct is None:
         return None
     constant = grid.constant_prediction()
-    prediction = (f"the cost model predicted {signed(cell.predicted_pct)} in every cell"
-                  if constant is not None else
-                  f"the cost model predicted {signed(cell.predicted_pct)} at "
-                  f"{format_size(cell.size)}")
-    measured = (f"; without the reordering's own time, the {iterations_text(cell.iterations)} "
-                f"after it took {_less_text(cell.steady_pct)} than before at "
-                f"{format_size(cell.size)}")
+    prediction = (
+        f"the cost model predicted {signed(cell.predicted_pct)} in every cell"
+        if constant is not None
+        else f"the cost model predicted {signed(cell.predicted_pct)} at {format_size(cell.size)}"
+    )
+    measured = (
+        f"; without the reordering's own time, the {iterations_text(cell.iterations)} "
+        f"after it took {_less_text(cell.steady_pct)} than before at "
+        f"{format_size(cell.size)}"
+    )
     reasons = _reasons(grid.setting.topology, grid.meta, grid.unbound, grid.kept_in_place)
-    return f"{head}: {prediction}{measured}" + _agreement(cell.steady_pct, cell.predicted_pct,
-                                                          reasons)
+    return f"{head}: {prediction}{measured}" + _agreement(
+        cell.steady_pct, cell.predicted_pct, reasons
+    )
 
 
 def _unbound_sentence(head: str) -> str:
-    return (f"warning: {head}: not every rank was bound to a single core: libmpilens-map placed "
-            "the unbound ones on their node's slots in order of local rank, a guess, so the "
-            "mapping and the cost model's figures may describe places the ranks do not run on; "
-            "bind the ranks (Open MPI: --bind-to core; MPICH: -bind-to core)")
+    return (
+        f"warning: {head}: not every rank was bound to a single core: libmpilens-map placed "
+        "the unbound ones on their node's slots in order of local rank, a guess, so the "
+        "mapping and the cost model's figures may describe places the ranks do not run on; "
+        "bind the ranks (Open MPI: --bind-to core; MPICH: -bind-to core)"
+    )
 
 
 def _noise_sentence(head: str, grid: Grid) -> Optional[str]:
-    noisy = [(cell, cell.spread) for cell in grid.cells.values()
-             if cell.spread is not None and cell.noisy]
+    noisy = [
+        (cell, cell.spread)
+        for cell in grid.cells.values()
+        if cell.spread is not None and cell.noisy
+    ]
     if not noisy:
         return None
     worst, spread = max(noisy, key=lambda pair: pair[1].ratio)
-    sentence = (f"warning: {head}: the repetitions of {len(noisy)} of {len(grid.cells)} cells "
-                f"disagree (the slowest more than {NOISY_SPREAD:g}× the fastest), the most "
-                f"{spread.phase} at {format_size(worst.size)} and "
-                f"{iterations_text(worst.iterations)} ({_ns(spread.low)} to "
-                f"{_ns(spread.high)}): their gains are not reliable")
+    sentence = (
+        f"warning: {head}: the repetitions of {len(noisy)} of {len(grid.cells)} cells "
+        f"disagree (the slowest more than {NOISY_SPREAD:g}× the fastest), the most "
+        f"{spread.phase} at {format_size(worst.size)} and "
+        f"{iterations_text(worst.iterations)} ({_ns(spread.low)} to "
+        f"{_ns(spread.high)}): their gains are not reliable"
+    )
     crowded = _oversubscribed(grid.meta)
     if crowded:
-        sentence += (f"; {crowded[0]} ranks shared {crowded[1]} processing units, whose "
-                     "scheduling weighs in times this short")
+        sentence += (
+            f"; {crowded[0]} ranks shared {crowded[1]} processing units, whose "
+            "scheduling weighs in times this short"
+        )
     return sentence + "; more repetitions (--repeat) steady the medians"
 
 
 def _in_place_sentence(head: str) -> str:
-    return (f"{head}: the reordering kept every rank in place (new_rank_of is the identity in "
-            "every cell): the iterations after it ran on the same placement, so their gain is "
-            "noise less the reordering's cost")
+    return (
+        f"{head}: the reordering kept every rank in place (new_rank_of is the identity in "
+        "every cell): the iterations after it ran on the same placement, so their gain is "
+        "noise less the reordering's cost"
+    )
 
 
 def _grid_sentences(head: str, grid: Grid) -> List[str]:
@@ -565,6 +653,7 @@ def _grid_sentences(head: str, grid: Grid) -> List[str]:
 
 
 # --- cg_reorder: seed §6.5 ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CgPoint:
@@ -594,8 +683,9 @@ class CgPoint:
     def gain_pct(self) -> float:
         """The communication's gain, the reordering's time included:
         100 (before − (reorder + after)) / before."""
-        return 100.0 * (self.comm_before_s - (self.reorder_s + self.comm_after_s)) \
-            / self.comm_before_s
+        return (
+            100.0 * (self.comm_before_s - (self.reorder_s + self.comm_after_s)) / self.comm_before_s
+        )
 
     @property
     def steady_pct(self) -> float:
@@ -627,44 +717,74 @@ def _cg_point(point: Record, meta: Record) -> Optional[CgPoint]:
     params, stats = record_object(point, "params"), record_object(point, "stats")
     nx, ny, nz = (record_integer(params.get(name)) for name in ("nx", "ny", "nz"))
     iterations = record_integer(params.get("iterations"))
-    before, after, reorder = (_seconds(stats, name) for name in ("comm_before_s",
-                                                                 "comm_after_s", "reorder_s"))
-    if nx is None or ny is None or nz is None or iterations is None or iterations <= 0 \
-            or before is None or before <= 0 or after is None or reorder is None:
+    before, after, reorder = (
+        _seconds(stats, name) for name in ("comm_before_s", "comm_after_s", "reorder_s")
+    )
+    if (
+        nx is None
+        or ny is None
+        or nz is None
+        or iterations is None
+        or iterations <= 0
+        or before is None
+        or before <= 0
+        or after is None
+        or reorder is None
+    ):
         return None
 
     def number(name: str) -> Optional[float]:
         return record_number(stats.get(name))
 
     return CgPoint(
-        shape=(nx, ny, nz), iterations=iterations, algo=_text(params.get("algo")),
-        topology=_text(params.get("topology")), ranks=record_integer(meta.get("ranks")) or 0,
-        comm_before_s=before, comm_after_s=after, reorder_s=reorder,
-        total_before_s=number("total_before_s"), total_after_s=number("total_after_s"),
-        predicted_pct=predicted_from(stats), weighted_before=number("weighted_before"),
-        weighted_after=number("weighted_after"), hop_bytes_before=number("hop_bytes_before"),
-        hop_bytes_after=number("hop_bytes_after"), residual_before=number("residual_before"),
+        shape=(nx, ny, nz),
+        iterations=iterations,
+        algo=_text(params.get("algo")),
+        topology=_text(params.get("topology")),
+        ranks=record_integer(meta.get("ranks")) or 0,
+        comm_before_s=before,
+        comm_after_s=after,
+        reorder_s=reorder,
+        total_before_s=number("total_before_s"),
+        total_after_s=number("total_after_s"),
+        predicted_pct=predicted_from(stats),
+        weighted_before=number("weighted_before"),
+        weighted_after=number("weighted_after"),
+        hop_bytes_before=number("hop_bytes_before"),
+        hop_bytes_after=number("hop_bytes_after"),
+        residual_before=number("residual_before"),
         residual_after=number("residual_after"),
-        new_rank_of=_permutation(stats.get("new_rank_of")), meta=meta)
+        new_rank_of=_permutation(stats.get("new_rank_of")),
+        meta=meta,
+    )
 
 
 def cg_points(run: Run) -> List[CgPoint]:
-    found = [entry for entry in (_cg_point(point, meta) for point, meta in located(run, CG))
-             if entry is not None]
-    return sorted(found, key=lambda entry: (entry.ranks, entry.shape, entry.iterations,
-                                            entry.algo, entry.topology))
+    found = [
+        entry
+        for entry in (_cg_point(point, meta) for point, meta in located(run, CG))
+        if entry is not None
+    ]
+    return sorted(
+        found,
+        key=lambda entry: (entry.ranks, entry.shape, entry.iterations, entry.algo, entry.topology),
+    )
 
 
 def cg_heads(found: Sequence[CgPoint]) -> List[str]:
     """How sentences name each point: the benchmark, and what tells it from the others."""
-    names = {"ranks": lambda entry: f"{entry.ranks} ranks",
-             "shape": lambda entry: f"{entry.shape_text} grid",
-             "iterations": lambda entry: iterations_text(entry.iterations),
-             "algo": lambda entry: entry.algo or "unknown algorithm",
-             "topology": lambda entry: f'topology "{entry.topology}"'}
+    names = {
+        "ranks": lambda entry: f"{entry.ranks} ranks",
+        "shape": lambda entry: f"{entry.shape_text} grid",
+        "iterations": lambda entry: iterations_text(entry.iterations),
+        "algo": lambda entry: entry.algo or "unknown algorithm",
+        "topology": lambda entry: f'topology "{entry.topology}"',
+    }
     fields = [name for name in names if len({getattr(entry, name) for entry in found}) > 1]
-    return [CG + (" (" + ", ".join(names[name](entry) for name in fields) + ")" if fields
-                  else "") for entry in found]
+    return [
+        CG + (" (" + ", ".join(names[name](entry) for name in fields) + ")" if fields else "")
+        for entry in found
+    ]
 
 
 def gain_text(value: float) -> str:
@@ -674,24 +794,32 @@ def gain_text(value: float) -> str:
 def _cg_noise_sentence(head: str, entry: CgPoint) -> str:
     """--reorder none: two identical solves, whose difference is the noise of the gains."""
     apart = abs(entry.comm_after_s - entry.comm_before_s) / entry.comm_before_s * 100.0
-    return (f"{head}: without reordering (algorithm none), the communication took "
-            f"{_ns(entry.comm_before_s)} in the first solve and {_ns(entry.comm_after_s)} in the "
-            f"second, {percent(apart)} apart: the noise of two identical solves, against which "
-            "to read the gains of a reordering")
+    return (
+        f"{head}: without reordering (algorithm none), the communication took "
+        f"{_ns(entry.comm_before_s)} in the first solve and {_ns(entry.comm_after_s)} in the "
+        f"second, {percent(apart)} apart: the noise of two identical solves, against which "
+        "to read the gains of a reordering"
+    )
 
 
 def _cg_main_sentence(head: str, entry: CgPoint) -> str:
-    sentence = (f"{head}: on a {entry.shape_text} grid over {iterations_text(entry.iterations)}, "
-                f"communication took {_ns(entry.comm_before_s)} before reordering and "
-                f"{_ns(entry.comm_after_s)} after, the reordering {_ns(entry.reorder_s)}: "
-                f"{gain_text(entry.gain_pct)} with the reordering counted")
+    sentence = (
+        f"{head}: on a {entry.shape_text} grid over {iterations_text(entry.iterations)}, "
+        f"communication took {_ns(entry.comm_before_s)} before reordering and "
+        f"{_ns(entry.comm_after_s)} after, the reordering {_ns(entry.reorder_s)}: "
+        f"{gain_text(entry.gain_pct)} with the reordering counted"
+    )
     if entry.predicted_pct is None:
         return sentence
-    sentence += (f"; the cost model predicted {signed(entry.predicted_pct)}; without the "
-                 f"reordering's own time the communication took {_less_text(entry.steady_pct)}")
-    return sentence + _agreement(entry.steady_pct, entry.predicted_pct,
-                                 _reasons(entry.topology, entry.meta, False,
-                                          entry.kept_in_place))
+    sentence += (
+        f"; the cost model predicted {signed(entry.predicted_pct)}; without the "
+        f"reordering's own time the communication took {_less_text(entry.steady_pct)}"
+    )
+    return sentence + _agreement(
+        entry.steady_pct,
+        entry.predicted_pct,
+        _reasons(entry.topology, entry.meta, False, entry.kept_in_place),
+    )
 
 
 def _cg_total_sentence(head: str, entry: CgPoint) -> Optional[str]:
@@ -699,8 +827,10 @@ def _cg_total_sentence(head: str, entry: CgPoint) -> Optional[str]:
     if gain is None or before is None or after is None:
         return None
     how = f"{percent(gain)} faster" if gain >= 0 else f"{percent(-gain)} slower"
-    return (f"{head}: the whole solve took {_ns(before)} before reordering and {_ns(after)} "
-            f"after, the reordering included: {how}")
+    return (
+        f"{head}: the whole solve took {_ns(before)} before reordering and {_ns(after)} "
+        f"after, the reordering included: {how}"
+    )
 
 
 def _cg_cost_sentence(head: str, entry: CgPoint) -> str:
@@ -727,35 +857,51 @@ def _cg_residual_sentence(head: str, entry: CgPoint) -> Optional[str]:
     change = residual_change(before, after)
     values = f"{before:.3g} before, {after:.3g} after"
     if change <= RESIDUAL_ROUNDING:
-        return (f"{head}: the residual is the same before and after reordering ({values}): the "
-                "reordered run computes the same solution")
+        return (
+            f"{head}: the residual is the same before and after reordering ({values}): the "
+            "reordered run computes the same solution"
+        )
     if change <= RESIDUAL_ALLOWED:
-        return (f"{head}: the residuals differ by {change:.1e} relative ({values}): the same "
-                f"solution up to rounding (the program allows {RESIDUAL_ALLOWED:g}): the MPI "
-                "library probably ordered a reduction by placement, and CG carries rounding on "
-                "from iteration to iteration")
-    return (f"warning: {head}: the residual changed with the reordering ({values}): the data "
-            "did not follow the ranks to their new places, so the times after it are of another "
-            "computation")
+        return (
+            f"{head}: the residuals differ by {change:.1e} relative ({values}): the same "
+            f"solution up to rounding (the program allows {RESIDUAL_ALLOWED:g}): the MPI "
+            "library probably ordered a reduction by placement, and CG carries rounding on "
+            "from iteration to iteration"
+        )
+    return (
+        f"warning: {head}: the residual changed with the reordering ({values}): the data "
+        "did not follow the ranks to their new places, so the times after it are of another "
+        "computation"
+    )
 
 
 def _cg_sentences(head: str, entry: CgPoint) -> List[str]:
     if entry.algo == NO_REORDERING:
         found = [_cg_noise_sentence(head, entry), _cg_residual_sentence(head, entry)]
         return [sentence for sentence in found if sentence is not None]
-    found = [_cg_main_sentence(head, entry), _cg_total_sentence(head, entry),
-             _cg_cost_sentence(head, entry), _cg_residual_sentence(head, entry)]
+    found = [
+        _cg_main_sentence(head, entry),
+        _cg_total_sentence(head, entry),
+        _cg_cost_sentence(head, entry),
+        _cg_residual_sentence(head, entry),
+    ]
     if entry.kept_in_place:
-        found.append(f"{head}: the reordering kept every rank in place (new_rank_of is the "
-                     "identity): the solve after it ran on the same placement")
+        found.append(
+            f"{head}: the reordering kept every rank in place (new_rank_of is the "
+            "identity): the solve after it ran on the same placement"
+        )
     return [sentence for sentence in found if sentence is not None]
 
 
 # --- diagnosis -----------------------------------------------------------------------------------
 
+
 def _warning_notes(run: Run) -> List[str]:
-    texts = [f"warning: {text}" for member in (run.members or [run])
-             for text in member.note_texts("warning")]
+    texts = [
+        f"warning: {text}"
+        for member in (run.members or [run])
+        for text in member.note_texts("warning")
+    ]
     return list(dict.fromkeys(texts))
 
 
@@ -769,16 +915,20 @@ def diagnose(run: Run) -> List[str]:
     for head, entry in zip(cg_heads(points), points):
         sentences += _cg_sentences(head, entry)
     if not found and not points:
-        sentences.append("warning: the run holds no complete allgather_groups or cg_reorder "
-                         "point")
-    machines = [(grid.setting.topology, grid.meta) for grid in found] \
-        + [(entry.topology, entry.meta) for entry in points]
-    sentences += [sentence for sentence in (_modeled_nodes_sentence(*machine)
-                                            for machine in machines) if sentence is not None]
+        sentences.append("warning: the run holds no complete allgather_groups or cg_reorder point")
+    machines = [(grid.setting.topology, grid.meta) for grid in found] + [
+        (entry.topology, entry.meta) for entry in points
+    ]
+    sentences += [
+        sentence
+        for sentence in (_modeled_nodes_sentence(*machine) for machine in machines)
+        if sentence is not None
+    ]
     return list(dict.fromkeys(sentences)) + _warning_notes(run)
 
 
 # --- the table `mpilens map` prints --------------------------------------------------------------
+
 
 def prediction_text(grid: Grid) -> str:
     constant = grid.constant_prediction()
@@ -786,8 +936,10 @@ def prediction_text(grid: Grid) -> str:
         return f"predicted by the cost model: {signed(constant)} in every cell"
     if not grid.predicted:
         return "predicted by the cost model: not recorded"
-    return (f"predicted by the cost model: {signed(min(grid.predicted))} to "
-            f"{signed(max(grid.predicted))}")
+    return (
+        f"predicted by the cost model: {signed(min(grid.predicted))} to "
+        f"{signed(max(grid.predicted))}"
+    )
 
 
 def grid_table(grid: Grid) -> List[str]:
@@ -802,22 +954,46 @@ def comparison_table(run: Run) -> List[str]:
     """Plain text: the gain grid of every setting, then a line per CG point."""
     lines: List[str] = []
     for grid in grids(run):
-        lines += [f"{ALLGATHER}, {setting_text(grid.setting)}: gain 100 (t1 - (t2 + t3)) / t1",
-                  *grid_table(grid), prediction_text(grid)]
+        lines += [
+            f"{ALLGATHER}, {setting_text(grid.setting)}: gain 100 (t1 - (t2 + t3)) / t1",
+            *grid_table(grid),
+            prediction_text(grid),
+        ]
     points = cg_points(run)
     if points:
-        rows = [["cg", "ranks", "iterations", "algo", "comm before", "after", "reorder", "gain",
-                 "predicted"]]
-        rows += [[entry.shape_text, str(entry.ranks), str(entry.iterations), entry.algo or "-",
-                  _ns(entry.comm_before_s), _ns(entry.comm_after_s), _ns(entry.reorder_s),
-                  signed(entry.gain_pct),
-                  "-" if entry.predicted_pct is None else signed(entry.predicted_pct)]
-                 for entry in points]
+        rows = [
+            [
+                "cg",
+                "ranks",
+                "iterations",
+                "algo",
+                "comm before",
+                "after",
+                "reorder",
+                "gain",
+                "predicted",
+            ]
+        ]
+        rows += [
+            [
+                entry.shape_text,
+                str(entry.ranks),
+                str(entry.iterations),
+                entry.algo or "-",
+                _ns(entry.comm_before_s),
+                _ns(entry.comm_after_s),
+                _ns(entry.reorder_s),
+                signed(entry.gain_pct),
+                "-" if entry.predicted_pct is None else signed(entry.predicted_pct),
+            ]
+            for entry in points
+        ]
         lines += [f"{CG}: communication time, gain with the reordering counted", *columns(rows)]
     return lines
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def paired_grids(run_a: Run, run_b: Run) -> List[Tuple[Grid, Grid]]:
     """The grids of the same setting in both runs; a lone grid on each side pairs with the other
@@ -845,33 +1021,43 @@ def _prediction_pair(grid_a: Grid, grid_b: Grid, names: Tuple[str, str]) -> str:
         return "the cost model's predictions vary over the cells or were not recorded"
     if abs(value_a - value_b) <= CONSTANT_POINTS:
         return f"the cost model predicted {signed(value_a)} in both"
-    return (f"the cost model predicted {signed(value_a)} in {names[0]} and {signed(value_b)} "
-            f"in {names[1]} (another mapping or topology)")
+    return (
+        f"the cost model predicted {signed(value_a)} in {names[0]} and {signed(value_b)} "
+        f"in {names[1]} (another mapping or topology)"
+    )
 
 
 def _grid_comparison(head: str, grid_a: Grid, grid_b: Grid, names: Tuple[str, str]) -> str:
     cells = common_cells(grid_a, grid_b)
     if not cells:
         return f"{head}: no cell measured in both"
-    differences = [(grid_b.cells[cell].gain_pct - grid_a.cells[cell].gain_pct, cell)
-                   for cell in cells]
+    differences = [
+        (grid_b.cells[cell].gain_pct - grid_a.cells[cell].gain_pct, cell) for cell in cells
+    ]
     mean = statistics.mean(difference for difference, _ in differences)
     widest, (iterations, size) = max(differences, key=lambda entry: abs(entry[0]))
     sentence = f"{head}: over the {len(cells)} cells measured in both, "
     if abs(mean) <= SAME_POINTS and abs(widest) <= SAME_POINTS:
-        sentence += (f"the gains are the same within {SAME_POINTS:.0f} points "
-                     f"({names[1]} - {names[0]}: {mean:+.1f} on average)")
+        sentence += (
+            f"the gains are the same within {SAME_POINTS:.0f} points "
+            f"({names[1]} - {names[0]}: {mean:+.1f} on average)"
+        )
     else:
         higher = names[1] if mean > 0 else names[0]
-        sentence += (f"the gain is {abs(mean):.0f} points higher in {higher} on average; the "
-                     f"widest difference is at {format_size(size)} and "
-                     f"{iterations_text(iterations)} "
-                     f"({signed(grid_a.cells[(iterations, size)].gain_pct)} in {names[0]}, "
-                     f"{signed(grid_b.cells[(iterations, size)].gain_pct)} in {names[1]})")
+        sentence += (
+            f"the gain is {abs(mean):.0f} points higher in {higher} on average; the "
+            f"widest difference is at {format_size(size)} and "
+            f"{iterations_text(iterations)} "
+            f"({signed(grid_a.cells[(iterations, size)].gain_pct)} in {names[0]}, "
+            f"{signed(grid_b.cells[(iterations, size)].gain_pct)} in {names[1]})"
+        )
     sizes = sorted({size for _, size in cells})
-    paying = [f"{format_size(size)} {_from_text(grid_a, size)} in {names[0]}, "
-              f"{_from_text(grid_b, size)} in {names[1]}" for size in sizes
-              if _from_text(grid_a, size) != _from_text(grid_b, size)]
+    paying = [
+        f"{format_size(size)} {_from_text(grid_a, size)} in {names[0]}, "
+        f"{_from_text(grid_b, size)} in {names[1]}"
+        for size in sizes
+        if _from_text(grid_a, size) != _from_text(grid_b, size)
+    ]
     if paying:
         sentence += "; reordering pays at " + "; at ".join(paying)
     else:
@@ -879,15 +1065,16 @@ def _grid_comparison(head: str, grid_a: Grid, grid_b: Grid, names: Tuple[str, st
     return sentence + "; " + _prediction_pair(grid_a, grid_b, names)
 
 
-def _cg_comparison(head: str, entry_a: CgPoint, entry_b: CgPoint,
-                   names: Tuple[str, str]) -> str:
+def _cg_comparison(head: str, entry_a: CgPoint, entry_b: CgPoint, names: Tuple[str, str]) -> str:
     def model(entry: CgPoint) -> str:
         return "" if entry.predicted_pct is None else f", predicted {signed(entry.predicted_pct)}"
 
-    return (f"{head}: communication {_ns(entry_a.comm_before_s)} -> {_ns(entry_a.comm_after_s)}, "
-            f"{gain_text(entry_a.gain_pct)}{model(entry_a)} in {names[0]}; "
-            f"{_ns(entry_b.comm_before_s)} -> {_ns(entry_b.comm_after_s)}, "
-            f"{gain_text(entry_b.gain_pct)}{model(entry_b)} in {names[1]}")
+    return (
+        f"{head}: communication {_ns(entry_a.comm_before_s)} -> {_ns(entry_a.comm_after_s)}, "
+        f"{gain_text(entry_a.gain_pct)}{model(entry_a)} in {names[0]}; "
+        f"{_ns(entry_b.comm_before_s)} -> {_ns(entry_b.comm_after_s)}, "
+        f"{gain_text(entry_b.gain_pct)}{model(entry_b)} in {names[1]}"
+    )
 
 
 def paired_cg(run_a: Run, run_b: Run) -> List[Tuple[CgPoint, CgPoint]]:
@@ -895,8 +1082,9 @@ def paired_cg(run_a: Run, run_b: Run) -> List[Tuple[CgPoint, CgPoint]]:
     each side pairs with the other."""
     points_a, points_b = cg_points(run_a), cg_points(run_b)
     by_identity = {entry.identity: entry for entry in points_b}
-    pairs = [(entry, by_identity[entry.identity]) for entry in points_a
-             if entry.identity in by_identity]
+    pairs = [
+        (entry, by_identity[entry.identity]) for entry in points_a if entry.identity in by_identity
+    ]
     if not pairs and len(points_a) == 1 and len(points_b) == 1:
         pairs = [(points_a[0], points_b[0])]
     return pairs
@@ -908,10 +1096,14 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     names = run_names(run_a, run_b)
     pairs = paired_grids(run_a, run_b)
     heads = grid_heads([grid_a for grid_a, _ in pairs])
-    sentences = [_grid_comparison(head, grid_a, grid_b, names)
-                 for head, (grid_a, grid_b) in zip(heads, pairs)]
+    sentences = [
+        _grid_comparison(head, grid_a, grid_b, names)
+        for head, (grid_a, grid_b) in zip(heads, pairs)
+    ]
     cg_pairs = paired_cg(run_a, run_b)
     heads = cg_heads([entry_a for entry_a, _ in cg_pairs])
-    sentences += [_cg_comparison(head, entry_a, entry_b, names)
-                  for head, (entry_a, entry_b) in zip(heads, cg_pairs)]
+    sentences += [
+        _cg_comparison(head, entry_a, entry_b, names)
+        for head, (entry_a, entry_b) in zip(heads, cg_pairs)
+    ]
     return sentences

@@ -13,8 +13,12 @@ from ..results import Run
 from ..text import counted, percent
 from ..units import format_size
 
-KIND_LABELS = {"p2p": "point-to-point", "coll": "collectives", "osc": "one-sided",
-               FLUSHED: "flushed matrices"}
+KIND_LABELS = {
+    "p2p": "point-to-point",
+    "coll": "collectives",
+    "osc": "one-sided",
+    FLUSHED: "flushed matrices",
+}
 TOP_PAIRS = 10
 # Tied ranks or pairs are named up to this many, and counted beyond.
 NAMED_TIES = 3
@@ -22,18 +26,22 @@ BIGGEST_CHANGES = 3
 
 BACKEND_TEXTS = {
     "p2p": "Counted at the MPI interface: every send by its destination; bytes are the payload "
-           "(count × datatype size).",
+    "(count × datatype size).",
     "osc": "Counted at the MPI interface: each one-sided operation as one message from origin to "
-           "target; bytes are the data accessed at the target.",
+    "target; bytes are the data accessed at the target.",
     FLUSHED: "Read from flush files: the sum of the kinds of communication the program's flags "
-             "selected, which the files do not record.",
+    "selected, which the files do not record.",
 }
-LOGICAL_TEXT = ("The logical pattern of each collective call (a broadcast as root → every other "
-                "rank, a reduction as every other rank → root, ...), not the messages the MPI "
-                "library sent to carry it out.")
-DECOMPOSED_TEXT = ("The point-to-point messages Open MPI really sent to carry out the collectives "
-                   "(its pml/monitoring component, read through MPI_T), with any other traffic "
-                   "the library generates internally, such as for creating communicators.")
+LOGICAL_TEXT = (
+    "The logical pattern of each collective call (a broadcast as root → every other "
+    "rank, a reduction as every other rank → root, ...), not the messages the MPI "
+    "library sent to carry it out."
+)
+DECOMPOSED_TEXT = (
+    "The point-to-point messages Open MPI really sent to carry out the collectives "
+    "(its pml/monitoring component, read through MPI_T), with any other traffic "
+    "the library generates internally, such as for creating communicators."
+)
 
 
 def label(kind: str) -> str:
@@ -103,8 +111,10 @@ def _busiest(pairs: Pairs) -> Tuple[List[Pair], int]:
     sizes, counts = pairs.bytes[between], pairs.messages[between]
     # lexsort sorts by its last key first: bytes, then messages, both descending.
     order = np.lexsort((receivers, senders, -counts, -sizes))
-    top = [Pair(int(senders[i]), int(receivers[i]), int(counts[i]), int(sizes[i]))
-           for i in order[:TOP_PAIRS]]
+    top = [
+        Pair(int(senders[i]), int(receivers[i]), int(counts[i]), int(sizes[i]))
+        for i in order[:TOP_PAIRS]
+    ]
     if not top:
         return top, 0
     first = order[0]
@@ -132,16 +142,28 @@ def summarize(traffic: Traffic) -> Summary:
     itself = pairs.senders == pairs.receivers
     by_bytes = sizes.total > 0
     return Summary(
-        kind=traffic.kind, ranks=traffic.ranks, messages=counts.total, bytes=sizes.total,
-        sent_bytes=sizes.sent(), received_bytes=sizes.received(), sent_messages=counts.sent(),
-        received_messages=counts.received(), active_pairs=int(np.count_nonzero(~itself)),
-        self_ranks=int(np.count_nonzero(itself)), self_messages=int(pairs.messages[itself].sum()),
+        kind=traffic.kind,
+        ranks=traffic.ranks,
+        messages=counts.total,
+        bytes=sizes.total,
+        sent_bytes=sizes.sent(),
+        received_bytes=sizes.received(),
+        sent_messages=counts.sent(),
+        received_messages=counts.received(),
+        active_pairs=int(np.count_nonzero(~itself)),
+        self_ranks=int(np.count_nonzero(itself)),
+        self_messages=int(pairs.messages[itself].sum()),
         self_bytes=int(pairs.bytes[itself].sum()),
-        top=top, tied_top=tied, one_way=_one_way(sizes if by_bytes else counts),
-        backend=traffic.backend, backend_reason=traffic.backend_reason)
+        top=top,
+        tied_top=tied,
+        one_way=_one_way(sizes if by_bytes else counts),
+        backend=traffic.backend,
+        backend_reason=traffic.backend_reason,
+    )
 
 
 # --- words ---------------------------------------------------------------------------------------
+
 
 def _amount(summary: Summary, nbytes: int, messages: int) -> str:
     """An amount of traffic: bytes, or messages for a kind whose messages are all empty."""
@@ -159,8 +181,10 @@ def heading(summary: Summary) -> str:
     if summary.backend == "ompi-mpit":
         return "collectives (messages Open MPI really sent)"
     if summary.backend_reason:
-        return ("collectives (logical pattern, Open MPI's monitoring not used: "
-                f"{summary.backend_reason})")
+        return (
+            "collectives (logical pattern, Open MPI's monitoring not used: "
+            f"{summary.backend_reason})"
+        )
     return "collectives (logical pattern)"
 
 
@@ -169,8 +193,12 @@ def backend_text(summary: Summary) -> str:
     if summary.kind == "coll" and summary.backend == "ompi-mpit":
         return DECOMPOSED_TEXT
     if summary.kind == "coll" and summary.backend == "pmpi":
-        reason = (f" Open MPI's monitoring, which would give those messages, was not used: "
-                  f"{summary.backend_reason}." if summary.backend_reason else "")
+        reason = (
+            f" Open MPI's monitoring, which would give those messages, was not used: "
+            f"{summary.backend_reason}."
+            if summary.backend_reason
+            else ""
+        )
         return LOGICAL_TEXT + reason
     return BACKEND_TEXTS.get(summary.kind, "")
 
@@ -206,7 +234,7 @@ def _busiest_text(summary: Summary) -> str:
     if summary.tied_top == summary.active_pairs:
         return f"every pair that talks carries {each}"
     if summary.tied_top <= NAMED_TIES:
-        names = [_pair_name(pair) for pair in summary.top[:summary.tied_top]]
+        names = [_pair_name(pair) for pair in summary.top[: summary.tied_top]]
         return f"busiest pairs {', '.join(names[:-1])} and {names[-1]} ({each} each)"
     return f"{summary.tied_top} pairs tie as busiest ({each} each)"
 
@@ -214,8 +242,10 @@ def _busiest_text(summary: Summary) -> str:
 def _traffic_sentence(summary: Summary) -> str:
     text = f"{heading(summary)}: {_totals(summary)}"
     if summary.density is not None:
-        text += (f" between {summary.active_pairs} of {summary.possible_pairs} pairs "
-                 f"({percent(summary.density)})")
+        text += (
+            f" between {summary.active_pairs} of {summary.possible_pairs} pairs "
+            f"({percent(summary.density)})"
+        )
     if summary.self_ranks:
         itself = "itself" if summary.self_ranks == 1 else "themselves"
         own = _amount(summary, summary.self_bytes, summary.self_messages)
@@ -231,8 +261,10 @@ def _shape_sentence(summary: Summary) -> List[str]:
     if summary.symmetric:
         return [f"{name}: symmetric, every pair exchanges the same both ways"]
     unit = "bytes" if summary.by_bytes else "messages"
-    return [f"{name}: asymmetric, {percent(summary.one_way)} of the {unit} between ranks go "
-            "one way with no matching return"]
+    return [
+        f"{name}: asymmetric, {percent(summary.one_way)} of the {unit} between ranks go "
+        "one way with no matching return"
+    ]
 
 
 def kind_sentences(summary: Summary) -> List[str]:
@@ -246,13 +278,16 @@ def diagnose(run: Run) -> List[str]:
     found = [summarize(traffic) for traffic in traffic_of(run).values()]
     sentences = [sentence for summary in found for sentence in kind_sentences(summary)]
     if found and not any(summary.has_traffic for summary in found):
-        sentences.append("warning: no message of any kind was counted; if the program does "
-                         "communicate, it may use another MPI library than the one "
-                         "libmpilens-monitor was built for, or be linked statically")
+        sentences.append(
+            "warning: no message of any kind was counted; if the program does "
+            "communicate, it may use another MPI library than the one "
+            "libmpilens-monitor was built for, or be linked statically"
+        )
     return sentences
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def _factor(a: int, b: int) -> str:
     if a == b or not a or not b:
@@ -265,10 +300,11 @@ def _changes(traffic_a: Traffic, traffic_b: Traffic, by_bytes: bool) -> List[str
     to B."""
     name = label(traffic_a.kind)
     if traffic_a.ranks != traffic_b.ranks:
-        return [f"{name}: {traffic_a.ranks} ranks in A, {traffic_b.ranks} in B, so pairs are "
-                "not compared"]
-    a, b = ((traffic_a.bytes, traffic_b.bytes) if by_bytes
-            else (traffic_a.counts, traffic_b.counts))
+        return [
+            f"{name}: {traffic_a.ranks} ranks in A, {traffic_b.ranks} in B, so pairs are "
+            "not compared"
+        ]
+    a, b = (traffic_a.bytes, traffic_b.bytes) if by_bytes else (traffic_a.counts, traffic_b.counts)
     ranks = a.ranks
     cells = np.union1d(a.cells, b.cells)
     cells = cells[cells // ranks != cells % ranks]
@@ -278,13 +314,16 @@ def _changes(traffic_a: Traffic, traffic_b: Traffic, by_bytes: bool) -> List[str
     if not order:
         return [f"{name}: every pair carries the same in A and B"]
     shown = format_size if by_bytes else (lambda n: counted(n, "message"))
-    texts = [f"{cells[i] // ranks}→{cells[i] % ranks} {shown(int(before[i]))} → "
-             f"{shown(int(after[i]))}" for i in order]
+    texts = [
+        f"{cells[i] // ranks}→{cells[i] % ranks} {shown(int(before[i]))} → {shown(int(after[i]))}"
+        for i in order
+    ]
     return [f"{name}, biggest changes from A to B: " + "; ".join(texts)]
 
 
-def _kind_comparison(kind: str, traffic_a: Optional[Traffic],
-                     traffic_b: Optional[Traffic]) -> List[str]:
+def _kind_comparison(
+    kind: str, traffic_a: Optional[Traffic], traffic_b: Optional[Traffic]
+) -> List[str]:
     name = label(kind)
     if traffic_a is None or traffic_b is None:
         return [f"{name}: only in {'B' if traffic_a is None else 'A'}"]
@@ -293,9 +332,11 @@ def _kind_comparison(kind: str, traffic_a: Optional[Traffic],
         return [f"{name}: none in either"]
     sentences = [f"{name}: {_totals(a)} vs {_totals(b)}{_factor(a.bytes, b.bytes)}"]
     if a.backend != b.backend:
-        sentences.append(f"{name}: counted by {a.backend or 'an unknown backend'} in A, by "
-                         f"{b.backend or 'an unknown backend'} in B, so they count different "
-                         "things")
+        sentences.append(
+            f"{name}: counted by {a.backend or 'an unknown backend'} in A, by "
+            f"{b.backend or 'an unknown backend'} in B, so they count different "
+            "things"
+        )
     return sentences + _changes(traffic_a, traffic_b, a.by_bytes or b.by_bytes)
 
 
@@ -304,5 +345,8 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     kinds_a: Dict[str, Traffic] = traffic_of(run_a)
     kinds_b: Dict[str, Traffic] = traffic_of(run_b)
     kinds = [*kinds_a, *(kind for kind in kinds_b if kind not in kinds_a)]
-    return [sentence for kind in kinds
-            for sentence in _kind_comparison(kind, kinds_a.get(kind), kinds_b.get(kind))]
+    return [
+        sentence
+        for kind in kinds
+        for sentence in _kind_comparison(kind, kinds_a.get(kind), kinds_b.get(kind))
+    ]

@@ -25,46 +25,58 @@ COLLECTIVES = ("ibcast", "iallreduce", "ialltoall")
 SENDER, CPU, NLOAD, CONTROL = "sender", "cpu", "nload", "control"
 
 LABELS = {
-    "sender": "sender-side", "receiver": "receiver-side", "bidir": "both sides",
-    "noncontig": "non-contiguous sender-side", "cpu": "sender CPU overhead",
-    "nload": "N threads load", "control": "blocking control", "late": "late receiver",
-    "multi": "several peers", "ibcast": "MPI_Ibcast", "iallreduce": "MPI_Iallreduce",
+    "sender": "sender-side",
+    "receiver": "receiver-side",
+    "bidir": "both sides",
+    "noncontig": "non-contiguous sender-side",
+    "cpu": "sender CPU overhead",
+    "nload": "N threads load",
+    "control": "blocking control",
+    "late": "late receiver",
+    "multi": "several peers",
+    "ibcast": "MPI_Ibcast",
+    "iallreduce": "MPI_Iallreduce",
     "ialltoall": "MPI_Ialltoall",
 }
 MEASURES = {
     "sender": "rank 0 posts MPI_Isend, computes, waits, then gets a 0-byte acknowledgement: "
-              "whether a send progresses while its sender computes",
+    "whether a send progresses while its sender computes",
     "receiver": "rank 0 posts MPI_Irecv after a 0-byte clear-to-send, computes, then waits: "
-                "whether a receive progresses while its receiver computes",
+    "whether a receive progresses while its receiver computes",
     "bidir": "both ranks send then receive, computing during each non-blocking operation; the "
-             "time is per direction",
+    "time is per direction",
     "noncontig": "as sender-side, with a derived datatype (blocks of 32 bytes every 64 bytes): "
-                 "whether a message that must be packed progresses",
+    "whether a message that must be packed progresses",
     "cpu": "MPI_Isend, compute, MPI_Wait with no acknowledgement, against the time of a blocking "
-           "MPI_Send: the CPU time a send takes from its sender",
+    "MPI_Send: the CPU time a send takes from its sender",
     "nload": "blocking ping-pong while N threads compute on both ranks: slowdown against the "
-             "ping-pong without load (logarithmic colours)",
+    "ping-pong without load (logarithmic colours)",
     "control": "computation, then a blocking MPI_Send: nothing can overlap, so the ratio must be "
-               "about 1 everywhere; a check of the method",
+    "about 1 everywhere; a check of the method",
     "late": "the message (or its rendezvous request) has already arrived when MPI_Irecv is "
-            "posted: the unexpected-message path",
-    "multi": "MPI_Isend to several peers at once, compute, MPI_Waitall: several requests in "
-             "flight",
+    "posted: the unexpected-message path",
+    "multi": "MPI_Isend to several peers at once, compute, MPI_Waitall: several requests in flight",
     "ibcast": "every rank starts MPI_Ibcast from rank 0 at the same time, computes, then waits; "
-              "colour is the worst rank's ratio",
+    "colour is the worst rank's ratio",
     "iallreduce": "every rank starts MPI_Iallreduce (bitwise or of bytes) at the same time, "
-                  "computes, then waits; colour is the worst rank's ratio",
+    "computes, then waits; colour is the worst rank's ratio",
     "ialltoall": "every rank starts MPI_Ialltoall at the same time, computes, then waits; colour "
-                 "is the worst rank's ratio",
+    "is the worst rank's ratio",
 }
 
 # Column classes by median ratio: below 0.2 overlap, below 0.8 partial, up to 1.2 none.
 OVERLAP_BELOW, PARTIAL_BELOW, NONE_UP_TO = 0.2, 0.8, 1.2
 CLASSES = ("overlap", "partial", "none", "hurts")
-CLASS_NAMES = {"overlap": "overlap", "partial": "partial overlap", "none": "no overlap",
-               "hurts": "overlap hurts"}
-CLASS_REASONS = {"none": "communication and computation are serialised",
-                 "hurts": "slower than communicating, then computing"}
+CLASS_NAMES = {
+    "overlap": "overlap",
+    "partial": "partial overlap",
+    "none": "no overlap",
+    "hurts": "overlap hurts",
+}
+CLASS_REASONS = {
+    "none": "communication and computation are serialised",
+    "hurts": "slower than communicating, then computing",
+}
 # Sender-side columns scoring at least this are on the rendezvous side of the threshold.
 SWITCH_SCORE = 0.5
 # Sizes assumed to go eager when the sender-side map shows no threshold.
@@ -76,8 +88,7 @@ DETERMINED_WIDTH = 0.4
 PRECISION = f"±{DETERMINED_WIDTH / 2:g}"
 # Beyond this share of undetermined points a map calls for a better run.
 UNDETERMINED_ADVICE_SHARE = 1 / 3
-RERUN_ADVICE = ("rerun with more repetitions (--reps 200 or --preset full) or on a quieter "
-                "machine")
+RERUN_ADVICE = "rerun with more repetitions (--reps 200 or --preset full) or on a quieter machine"
 # Slowdowns beyond 10 are not contention but waiting for the scheduler (time slices are ms).
 PATHOLOGY_SLOWDOWN = 10.0
 CONTROL_LOW, CONTROL_HIGH = 0.8, 1.2
@@ -87,8 +98,13 @@ CONTROL_MIN_POINTS = 5
 NOTABLE_DIFFERENCE = 0.10
 MOST_DIFFERENCES = 3
 
-FLAVOUR_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "intelmpi": "Intel MPI",
-                 "mvapich": "MVAPICH", "craympich": "Cray MPICH"}
+FLAVOUR_NAMES = {
+    "openmpi": "Open MPI",
+    "mpich": "MPICH",
+    "intelmpi": "Intel MPI",
+    "mvapich": "MVAPICH",
+    "craympich": "Cray MPICH",
+}
 
 
 def _median(values: Iterable[Optional[float]]) -> Optional[float]:
@@ -98,8 +114,10 @@ def _median(values: Iterable[Optional[float]]) -> Optional[float]:
 
 # --- the metric ----------------------------------------------------------------------------------
 
-def ratio(t_measured: Optional[Number], t_comm: Optional[Number],
-          t_comp: Optional[Number]) -> Optional[float]:
+
+def ratio(
+    t_measured: Optional[Number], t_comm: Optional[Number], t_comp: Optional[Number]
+) -> Optional[float]:
     """Seed eq. 1: (T − max(T_comm, T_comp)) / min(T_comm, T_comp).
 
     0 is perfect overlap, 1 serialised, above 1 slower than serialised; None when it is not
@@ -111,8 +129,9 @@ def ratio(t_measured: Optional[Number], t_comm: Optional[Number],
     return (measured - max(comm, comp)) / min(comm, comp)
 
 
-def osu_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
-                    t_comp: Optional[Number]) -> Optional[float]:
+def osu_overlap_pct(
+    t_measured: Optional[Number], t_comm: Optional[Number], t_comp: Optional[Number]
+) -> Optional[float]:
     """OSU micro-benchmarks' overlap %: max(0, 100 − 100·(T − T_comp)/T_comm)."""
     measured, comm, comp = (record_number(value) for value in (t_measured, t_comm, t_comp))
     if measured is None or comm is None or comp is None or comm <= 0:
@@ -120,8 +139,9 @@ def osu_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
     return max(0.0, 100 - 100 * (measured - comp) / comm)
 
 
-def imb_overlap_pct(t_measured: Optional[Number], t_comm: Optional[Number],
-                    t_comp: Optional[Number]) -> Optional[float]:
+def imb_overlap_pct(
+    t_measured: Optional[Number], t_comm: Optional[Number], t_comp: Optional[Number]
+) -> Optional[float]:
     """Intel MPI Benchmarks' overlap % (as documented): 100·(1 − ratio) clipped to [0, 100]."""
     measured, comm, comp = (record_number(value) for value in (t_measured, t_comm, t_comp))
     if measured is None or comm is None or comp is None or min(comm, comp) <= 0:
@@ -146,10 +166,17 @@ Interval = Tuple[float, float]
 UNBOUNDED: Interval = (-math.inf, math.inf)
 # Where each benchmark's T_comm comes from (docs/overlap.md, base references); collectives use
 # their own ref-<op>. nload is left out: its slowdown is not eq. 1.
-T_COMM_REFERENCES = {"sender": "ref-pingpong", "receiver": "ref-pingpong",
-                     "bidir": "ref-pingpong", "control": "ref-pingpong", "late": "ref-pingpong",
-                     "noncontig": "ref-noncontig", "cpu": "ref-send", "multi": "ref-multi",
-                     **{bench: f"ref-{bench}" for bench in COLLECTIVES}}
+T_COMM_REFERENCES = {
+    "sender": "ref-pingpong",
+    "receiver": "ref-pingpong",
+    "bidir": "ref-pingpong",
+    "control": "ref-pingpong",
+    "late": "ref-pingpong",
+    "noncontig": "ref-noncontig",
+    "cpu": "ref-send",
+    "multi": "ref-multi",
+    **{bench: f"ref-{bench}" for bench in COLLECTIVES},
+}
 
 
 def carried_interval(value: float, summary: object) -> Interval:
@@ -163,8 +190,7 @@ def carried_interval(value: float, summary: object) -> Interval:
     if not isinstance(summary, dict):
         return value, value
     median, low, high = (record_number(summary.get(name)) for name in ("median", "ci_lo", "ci_hi"))
-    if median is None or low is None or high is None or median <= 0 \
-            or not low <= median <= high:
+    if median is None or low is None or high is None or median <= 0 or not low <= median <= high:
         return value, value
     return value * low / median, value * high / median
 
@@ -198,9 +224,11 @@ def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Inter
         return stored, stored  # the times are not in the file: only the ratio is known
     stats = point["stats"]
     reference_sample = reference["stats"].get("sample") if reference is not None else None
-    return ratio_bounds(carried_interval(measured, stats.get("sample")),
-                        carried_interval(comm, reference_sample),
-                        carried_interval(comp, stats.get("comp")))
+    return ratio_bounds(
+        carried_interval(measured, stats.get("sample")),
+        carried_interval(comm, reference_sample),
+        carried_interval(comp, stats.get("comp")),
+    )
 
 
 def is_determined(interval: Optional[Interval]) -> bool:
@@ -214,6 +242,7 @@ def _references_by_size(run: Run, bench: str) -> Dict[Number, Record]:
 
 
 # --- maps ----------------------------------------------------------------------------------------
+
 
 def y_key(bench: str) -> str:
     """The parameter on a map's y axis: computation time, or computing threads for nload."""
@@ -248,8 +277,15 @@ class Grid:
     def values(self, stat: str) -> List[List[float]]:
         """stats[stat] per cell, one list per y value; NaN where no point or no value."""
         cells = {self._place(p): p for p in self.points}
-        return [[_nan_for_none(record_number(cells[(size, y)]["stats"].get(stat)))
-                 if (size, y) in cells else math.nan for size in self.sizes] for y in self.ys]
+        return [
+            [
+                _nan_for_none(record_number(cells[(size, y)]["stats"].get(stat)))
+                if (size, y) in cells
+                else math.nan
+                for size in self.sizes
+            ]
+            for y in self.ys
+        ]
 
     @property
     def ratios(self) -> List[List[float]]:
@@ -268,8 +304,11 @@ class Grid:
     @property
     def undetermined(self) -> List[Record]:
         """The points with a ratio that is not determined."""
-        return [p for p, span in zip(self.points, self.intervals)
-                if span is not None and not is_determined(span)]
+        return [
+            p
+            for p, span in zip(self.points, self.intervals)
+            if span is not None and not is_determined(span)
+        ]
 
     def undetermined_cells(self) -> List[List[bool]]:
         """Per cell, laid out as values(): whether it holds an undetermined ratio."""
@@ -278,8 +317,11 @@ class Grid:
 
     def column(self, size: Number, points: Optional[Sequence[Record]] = None) -> List[Record]:
         """The points of one size, from all the map's points or from those given."""
-        return [p for p in (self.points if points is None else points)
-                if p["params"]["size_bytes"] == size]
+        return [
+            p
+            for p in (self.points if points is None else points)
+            if p["params"]["size_bytes"] == size
+        ]
 
 
 def _nan_for_none(value: Optional[float]) -> float:
@@ -288,30 +330,47 @@ def _nan_for_none(value: Optional[float]) -> float:
 
 def _placed(point: Record, key: str) -> bool:
     params = point["params"]
-    return record_number(params.get("size_bytes")) is not None \
+    return (
+        record_number(params.get("size_bytes")) is not None
         and record_number(params.get(key)) is not None
+    )
 
 
 def grid(run: Run, bench: str) -> Grid:
     """The map of one benchmark; reference benchmarks (ref-*) have none."""
     if bench not in BENCHES:
-        raise MpilensError(f'"{bench}" is not an overlap benchmark with a map; those are: '
-                           + ", ".join(BENCHES))
+        raise MpilensError(
+            f'"{bench}" is not an overlap benchmark with a map; those are: ' + ", ".join(BENCHES)
+        )
     key = y_key(bench)
     points = [p for p in run.points_of(bench) if _placed(p, key)]
     sizes = sorted({p["params"]["size_bytes"] for p in points})
-    t_comm = [_median(record_number(p["stats"].get("t_comm_ns")) for p in points
-                      if p["params"]["size_bytes"] == size) for size in sizes]
+    t_comm = [
+        _median(
+            record_number(p["stats"].get("t_comm_ns"))
+            for p in points
+            if p["params"]["size_bytes"] == size
+        )
+        for size in sizes
+    ]
     references = _references_by_size(run, bench)
-    intervals = [None if bench == NLOAD
-                 else ratio_interval(p, references.get(p["params"]["size_bytes"]))
-                 for p in points]
-    return Grid(bench=bench, y_key=key, sizes=sizes,
-                ys=sorted({p["params"][key] for p in points}), t_comm=t_comm, points=points,
-                intervals=intervals)
+    intervals = [
+        None if bench == NLOAD else ratio_interval(p, references.get(p["params"]["size_bytes"]))
+        for p in points
+    ]
+    return Grid(
+        bench=bench,
+        y_key=key,
+        sizes=sizes,
+        ys=sorted({p["params"][key] for p in points}),
+        t_comm=t_comm,
+        points=points,
+        intervals=intervals,
+    )
 
 
 # --- classification ------------------------------------------------------------------------------
+
 
 def classify(value: float) -> str:
     if value < OVERLAP_BELOW:
@@ -327,10 +386,19 @@ def column_score(points: Sequence[Record]) -> Optional[float]:
     Below that line the ratio measures how much computation was hidden behind communication,
     which says less about progress; a column that never reaches it uses all its points.
     """
-    rows = [(point_ratio(p), record_number(p["stats"].get("t_comp_ns")),
-             record_number(p["stats"].get("t_comm_ns"))) for p in points]
-    hiding = [r for r, comp, comm in rows
-              if r is not None and comp is not None and comm is not None and comp >= comm]
+    rows = [
+        (
+            point_ratio(p),
+            record_number(p["stats"].get("t_comp_ns")),
+            record_number(p["stats"].get("t_comm_ns")),
+        )
+        for p in points
+    ]
+    hiding = [
+        r
+        for r, comp, comm in rows
+        if r is not None and comp is not None and comm is not None and comp >= comm
+    ]
     return _median(hiding or [r for r, _, _ in rows])
 
 
@@ -350,12 +418,14 @@ def smoothed(kinds: Sequence[str]) -> List[str]:
     """A 3-column majority: a column whose two neighbours agree takes their class, so one noisy
     column does not split a range; the ends keep theirs. Every column is judged on the classes
     before smoothing, so a change of class that lasts two columns or more stays where it is."""
-    return [kinds[i - 1] if 0 < i < len(kinds) - 1 and kinds[i - 1] == kinds[i + 1] else kind
-            for i, kind in enumerate(kinds)]
+    return [
+        kinds[i - 1] if 0 < i < len(kinds) - 1 and kinds[i - 1] == kinds[i + 1] else kind
+        for i, kind in enumerate(kinds)
+    ]
 
 
 def size_span(first: Number, last: Number) -> str:
-    """"1 KiB–8 KiB", or "16 KiB" for a single size."""
+    """ "1 KiB–8 KiB", or "16 KiB" for a single size."""
     if first == last:
         return format_size(first)
     return f"{format_size(first)}–{format_size(last)}"
@@ -408,11 +478,15 @@ class MapSummary:
 def map_summary(run: Run, bench: str) -> MapSummary:
     g = grid(run, bench)
     points = g.determined
-    return MapSummary(bench=bench, points=g.rated, determined=len(points),
-                      shares=class_shares(points),
-                      median_ratio=_median(point_ratio(p) for p in points),
-                      osu_pct=_median(osu_overlap_pct(*_ingredients(p)) for p in points),
-                      imb_pct=_median(imb_overlap_pct(*_ingredients(p)) for p in points))
+    return MapSummary(
+        bench=bench,
+        points=g.rated,
+        determined=len(points),
+        shares=class_shares(points),
+        median_ratio=_median(point_ratio(p) for p in points),
+        osu_pct=_median(osu_overlap_pct(*_ingredients(p)) for p in points),
+        imb_pct=_median(imb_overlap_pct(*_ingredients(p)) for p in points),
+    )
 
 
 def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> str:
@@ -424,13 +498,14 @@ def _ranges_sentence(label: str, ranges: List[SizeRange], undetermined: int) -> 
             explained.add(size_range.kind)
         phrases.append(phrase)
     if undetermined:
-        phrases.append(f"{counted(undetermined, 'size')} undetermined (no point determined to "
-                       f"{PRECISION})")
+        phrases.append(
+            f"{counted(undetermined, 'size')} undetermined (no point determined to {PRECISION})"
+        )
     return f"{label}: " + "; ".join(phrases)
 
 
 def _over(determined: int, rated: int) -> str:
-    """"over its 12 points", or "over 9 of its 12 points, those determined to ±0.2"."""
+    """ "over its 12 points", or "over 9 of its 12 points, those determined to ±0.2"."""
     if determined == rated:
         return f"over its {counted(rated, 'point')}"
     return f"over {determined} of its {counted(rated, 'point')}, those determined to {PRECISION}"
@@ -449,11 +524,14 @@ def _undetermined_sentences(label: str, g: Grid) -> List[str]:
     """Advice to measure again when too much of a map is noise."""
     if not g.rated or len(g.undetermined) / g.rated <= UNDETERMINED_ADVICE_SHARE:
         return []
-    return [f"{label}: {percent(len(g.undetermined) / g.rated)} of points are not determined "
-            f"to {PRECISION}; {RERUN_ADVICE}"]
+    return [
+        f"{label}: {percent(len(g.undetermined) / g.rated)} of points are not determined "
+        f"to {PRECISION}; {RERUN_ADVICE}"
+    ]
 
 
 # --- eager/rendezvous threshold ------------------------------------------------------------------
+
 
 @dataclass
 class Threshold:
@@ -476,8 +554,9 @@ class Threshold:
 def _misplaced(scores: Sequence[float], k: int, small_overlap: bool) -> int:
     """Columns on the wrong side of a split before index k. With small_overlap, columns before
     it should overlap (< SWITCH_SCORE) and the others not; without, the reverse."""
-    return (sum((score >= SWITCH_SCORE) == small_overlap for score in scores[:k])
-            + sum((score < SWITCH_SCORE) == small_overlap for score in scores[k:]))
+    return sum((score >= SWITCH_SCORE) == small_overlap for score in scores[:k]) + sum(
+        (score < SWITCH_SCORE) == small_overlap for score in scores[k:]
+    )
 
 
 def split_index(scores: Sequence[float], small_overlap: bool = True) -> int:
@@ -498,21 +577,26 @@ def threshold(run: Run) -> Optional[Threshold]:
     scores = [score for _, score in scored]
     # The classic direction wins ties: a map with no switch is then "every size overlaps" or
     # "no size overlaps", as before.
-    fits = [(_misplaced(scores, split_index(scores, way), way), not way, way)
-            for way in (True, False)]
+    fits = [
+        (_misplaced(scores, split_index(scores, way), way), not way, way) for way in (True, False)
+    ]
     _, _, way = min(fits)
     k = split_index(scores, way)
-    return Threshold(last_eager=scored[k - 1][0] if k > 0 else None,
-                     first_rendezvous=scored[k][0] if k < len(scored) else None,
-                     small_overlap=way)
+    return Threshold(
+        last_eager=scored[k - 1][0] if k > 0 else None,
+        first_rendezvous=scored[k][0] if k < len(scored) else None,
+        small_overlap=way,
+    )
 
 
 def threshold_text(found: Threshold) -> str:
     if found.seen:
-        return (f"between {format_size(found.last_eager)} and "
-                f"{format_size(found.first_rendezvous)}")
-    return "none seen, every size overlaps" if found.first_rendezvous is None \
+        return f"between {format_size(found.last_eager)} and {format_size(found.first_rendezvous)}"
+    return (
+        "none seen, every size overlaps"
+        if found.first_rendezvous is None
         else "none seen, no size overlaps"
+    )
 
 
 def _switch_text(found: Threshold) -> str:
@@ -528,23 +612,28 @@ def _threshold_sentences(run: Run) -> List[str]:
     if found is None:
         return []
     if found.seen and found.small_overlap:
-        return [f"eager/rendezvous threshold {threshold_text(found)} ({LABELS[SENDER]} map): "
-                "smaller sends overlap, larger ones do not"]
+        return [
+            f"eager/rendezvous threshold {threshold_text(found)} ({LABELS[SENDER]} map): "
+            "smaller sends overlap, larger ones do not"
+        ]
     if found.seen:
-        return [f"the {LABELS[SENDER]} map changes {threshold_text(found)}: from "
-                f"{format_size(found.first_rendezvous)} on, sends overlap better than smaller ones "
-                "(the library changes protocol there, to one that progresses without the sender, "
-                "such as a copy driven by the receiver)"]
+        return [
+            f"the {LABELS[SENDER]} map changes {threshold_text(found)}: from "
+            f"{format_size(found.first_rendezvous)} on, sends overlap better than smaller ones "
+            "(the library changes protocol there, to one that progresses without the sender, "
+            "such as a copy driven by the receiver)"
+        ]
     where = "at every size measured" if found.first_rendezvous is None else "at no size measured"
     return [f"no eager/rendezvous switch seen in the {LABELS[SENDER]} map: sends overlap {where}"]
 
 
 # --- CPU overhead of small sends -----------------------------------------------------------------
 
+
 @dataclass
 class CpuOverhead:
     largest_size: Number
-    cost_ns: float               # median of T_measured − T_comp over the small sizes
+    cost_ns: float  # median of T_measured − T_comp over the small sizes
     blocking_send_ns: Optional[float]  # median blocking MPI_Send time at the same sizes
 
 
@@ -560,19 +649,26 @@ def cpu_overhead(run: Run) -> Optional[CpuOverhead]:
             costs.setdefault(size, []).append(measured - comp)
     if not costs:
         return None
-    sends = [record_number(p["stats"].get("send_ns")) for p in run.points_of("ref-send")
-             if p["params"].get("size_bytes") in costs]
-    return CpuOverhead(largest_size=max(costs),
-                       cost_ns=statistics.median([c for cs in costs.values() for c in cs]),
-                       blocking_send_ns=_median(sends))
+    sends = [
+        record_number(p["stats"].get("send_ns"))
+        for p in run.points_of("ref-send")
+        if p["params"].get("size_bytes") in costs
+    ]
+    return CpuOverhead(
+        largest_size=max(costs),
+        cost_ns=statistics.median([c for cs in costs.values() for c in cs]),
+        blocking_send_ns=_median(sends),
+    )
 
 
 def _cpu_sentences(run: Run) -> List[str]:
     found = cpu_overhead(run)
     if found is None:
         return []
-    sentence = (f"a non-blocking send of up to {format_size(found.largest_size)} costs the sender "
-                f"{format_time(found.cost_ns)} of CPU beyond its computation")
+    sentence = (
+        f"a non-blocking send of up to {format_size(found.largest_size)} costs the sender "
+        f"{format_time(found.cost_ns)} of CPU beyond its computation"
+    )
     if found.blocking_send_ns is not None:
         sentence += f"; a blocking MPI_Send costs {format_time(found.blocking_send_ns)}"
     return [sentence]
@@ -580,13 +676,17 @@ def _cpu_sentences(run: Run) -> List[str]:
 
 # --- N threads load ------------------------------------------------------------------------------
 
+
 def _factor(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def slowdowns(run: Run) -> List[Tuple[Record, float]]:
-    return [(p, s) for p in grid(run, NLOAD).points
-            if (s := record_number(p["stats"].get("slowdown"))) is not None]
+    return [
+        (p, s)
+        for p in grid(run, NLOAD).points
+        if (s := record_number(p["stats"].get("slowdown"))) is not None
+    ]
 
 
 def worst_slowdown(run: Run) -> Optional[float]:
@@ -600,19 +700,24 @@ def _nload_sentences(run: Run) -> List[str]:
     label = LABELS[NLOAD]
     slow = [(p, s) for p, s in measured if s > PATHOLOGY_SLOWDOWN]
     if not slow:
-        return [f"{label}: the computing threads do not disturb communication beyond "
-                f"×{_factor(max(s for _, s in measured))}"]
+        return [
+            f"{label}: the computing threads do not disturb communication beyond "
+            f"×{_factor(max(s for _, s in measured))}"
+        ]
     threads = {p["params"]["threads"] for p, _ in slow}
     sizes = [p["params"]["size_bytes"] for p, _ in slow]
     noun = "thread" if threads == {1} else "threads"
     worst = max(s for _, s in slow)
-    return [f"{label}: with {ranges(threads, '–')} computing {noun}, messages of "
-            f"{size_span(min(sizes), max(sizes))} are up to {_factor(worst)}× slower than "
-            "without load: a thread-scheduling pathology (the communicating thread waits for the "
-            "scheduler's millisecond time slices)"]
+    return [
+        f"{label}: with {ranges(threads, '–')} computing {noun}, messages of "
+        f"{size_span(min(sizes), max(sizes))} are up to {_factor(worst)}× slower than "
+        "without load: a thread-scheduling pathology (the communicating thread waits for the "
+        "scheduler's millisecond time slices)"
+    ]
 
 
 # --- control and collectives ---------------------------------------------------------------------
+
 
 @dataclass
 class ControlCheck:
@@ -627,8 +732,11 @@ def control_check(run: Run) -> Optional[ControlCheck]:
     if not g.rated:
         return None
     ratios = [point_ratio(p) for p in g.determined]
-    return ControlCheck(points=g.rated, determined=len(ratios),
-                        median=_median(ratios) if len(ratios) >= CONTROL_MIN_POINTS else None)
+    return ControlCheck(
+        points=g.rated,
+        determined=len(ratios),
+        median=_median(ratios) if len(ratios) >= CONTROL_MIN_POINTS else None,
+    )
 
 
 def _control_sentences(run: Run) -> List[str]:
@@ -638,18 +746,26 @@ def _control_sentences(run: Run) -> List[str]:
     advice = _undetermined_sentences(LABELS[CONTROL], grid(run, CONTROL))
     median = check.median
     if median is None:
-        points = counted(check.points, "point") if check.determined == check.points \
+        points = (
+            counted(check.points, "point")
+            if check.determined == check.points
             else f"{check.determined} of its {counted(check.points, 'point')}"
-        return [f"method check: not made, the blocking control has only {points} determined "
-                f"to {PRECISION} and its median needs at least {CONTROL_MIN_POINTS}"] + advice
-    sentences = [f"method check: the blocking control's median ratio is {median:.2f} "
-                 f"{_over(check.determined, check.points)} (must be about 1)"]
+        )
+        return [
+            f"method check: not made, the blocking control has only {points} determined "
+            f"to {PRECISION} and its median needs at least {CONTROL_MIN_POINTS}"
+        ] + advice
+    sentences = [
+        f"method check: the blocking control's median ratio is {median:.2f} "
+        f"{_over(check.determined, check.points)} (must be about 1)"
+    ]
     if not CONTROL_LOW <= median <= CONTROL_HIGH:
         sentences.append(
             f"warning: the blocking control cannot overlap, yet its median ratio is "
             f"{median:.2f} instead of about 1: this run's ratios are unreliable; the machine "
             "may be noisy or oversubscribed (more busy ranks or threads than cores), or the "
-            "computation time inaccurate (see the sanity report)")
+            "computation time inaccurate (see the sanity report)"
+        )
     return sentences + advice
 
 
@@ -670,18 +786,24 @@ def _worst_rank_sentence(label: str, points: Sequence[Record]) -> List[str]:
     if not ranks:
         return []
     rank, count = ranks.most_common(1)[0]
-    return [f"{label}: rank {rank} is most often the slowest to overlap (the worst rank at "
-            f"{percent(count / len(points))} of points)"]
+    return [
+        f"{label}: rank {rank} is most often the slowest to overlap (the worst rank at "
+        f"{percent(count / len(points))} of points)"
+    ]
 
 
 # --- diagnosis -----------------------------------------------------------------------------------
+
 
 def _map_sentences(run: Run, bench: str) -> List[str]:
     label, g = LABELS[bench], grid(run, bench)
     if not g.rated:
         return [f"{label}: no point has a defined ratio (T_comm or T_comp was not positive)"]
-    sentences = [_ranges_sentence(label, class_ranges(g), undetermined_sizes(g)),
-                 *_shares_sentence(label, g), *_undetermined_sentences(label, g)]
+    sentences = [
+        _ranges_sentence(label, class_ranges(g), undetermined_sizes(g)),
+        *_shares_sentence(label, g),
+        *_undetermined_sentences(label, g),
+    ]
     if bench in COLLECTIVES:
         sentences += _worst_rank_sentence(label, g.points)
     if bench == CPU:
@@ -708,11 +830,14 @@ def diagnose(run: Run) -> List[str]:
 
 # --- comparison ----------------------------------------------------------------------------------
 
+
 def run_names(run_a: Run, run_b: Run) -> Tuple[str, str]:
     """The MPI library of each run when they differ, else A and B."""
     mpis = [run.meta.get("mpi") for run in (run_a, run_b)]
-    names = [FLAVOUR_NAMES.get(str(mpi.get("flavour")), "") if isinstance(mpi, dict) else ""
-             for mpi in mpis]
+    names = [
+        FLAVOUR_NAMES.get(str(mpi.get("flavour")), "") if isinstance(mpi, dict) else ""
+        for mpi in mpis
+    ]
     return (names[0], names[1]) if all(names) and names[0] != names[1] else ("A", "B")
 
 
@@ -722,12 +847,13 @@ def overlap_share(run: Run, bench: str) -> Optional[float]:
 
 
 def _share_phrase(names: Tuple[str, str], shares: Tuple[float, float]) -> str:
-    return (f"{names[0]} overlaps at {percent(shares[0])} of determined points, {names[1]} "
-            f"at {percent(shares[1])}")
+    return (
+        f"{names[0]} overlaps at {percent(shares[0])} of determined points, {names[1]} "
+        f"at {percent(shares[1])}"
+    )
 
 
-def _difference_sentence(label: str, names: Tuple[str, str],
-                         shares: Tuple[float, float]) -> str:
+def _difference_sentence(label: str, names: Tuple[str, str], shares: Tuple[float, float]) -> str:
     """The run that overlaps more is named first."""
     if shares[1] > shares[0]:
         names, shares = (names[1], names[0]), (shares[1], shares[0])
@@ -749,42 +875,59 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
         share_a, share_b = overlap_share(run_a, bench), overlap_share(run_b, bench)
         if share_a is not None and share_b is not None:
             shares[bench] = share_a, share_b
-    notable = sorted((bench for bench, (a, b) in shares.items()
-                      if abs(a - b) >= NOTABLE_DIFFERENCE),
-                     key=lambda bench: -abs(shares[bench][0] - shares[bench][1]))
+    notable = sorted(
+        (bench for bench, (a, b) in shares.items() if abs(a - b) >= NOTABLE_DIFFERENCE),
+        key=lambda bench: -abs(shares[bench][0] - shares[bench][1]),
+    )
     biggest = notable[:MOST_DIFFERENCES]
     sentences = []
     if biggest:
-        sentences.append("biggest differences: " + "; ".join(
-            _difference_sentence(LABELS[b], names, shares[b]) for b in biggest))
+        sentences.append(
+            "biggest differences: "
+            + "; ".join(_difference_sentence(LABELS[b], names, shares[b]) for b in biggest)
+        )
     elif shares:
-        sentences.append("no benchmark's share of overlapping points differs by "
-                         f"{percent(NOTABLE_DIFFERENCE)} or more")
-    sentences += [f"{LABELS[b]}: {_share_phrase(names, shares[b])}" for b in shares
-                  if b not in biggest]
+        sentences.append(
+            "no benchmark's share of overlapping points differs by "
+            f"{percent(NOTABLE_DIFFERENCE)} or more"
+        )
+    sentences += [
+        f"{LABELS[b]}: {_share_phrase(names, shares[b])}" for b in shares if b not in biggest
+    ]
     threshold_a, threshold_b = threshold(run_a), threshold(run_b)
     if threshold_a is not None and threshold_b is not None:
-        sentences.append(f"where the {LABELS[SENDER]} map switches with size: {names[0]} "
-                         f"{_switch_text(threshold_a)}; {names[1]} {_switch_text(threshold_b)}")
+        sentences.append(
+            f"where the {LABELS[SENDER]} map switches with size: {names[0]} "
+            f"{_switch_text(threshold_a)}; {names[1]} {_switch_text(threshold_b)}"
+        )
     control_a, control_b = control_check(run_a), control_check(run_b)
     if control_a is not None and control_b is not None:
-        sentences.append(f"method check, median ratio of the blocking control (about 1 when the "
-                         f"measurement is sound): {names[0]} {_control_text(control_a)}, "
-                         f"{names[1]} {_control_text(control_b)}")
+        sentences.append(
+            f"method check, median ratio of the blocking control (about 1 when the "
+            f"measurement is sound): {names[0]} {_control_text(control_a)}, "
+            f"{names[1]} {_control_text(control_b)}"
+        )
     worst_a, worst_b = worst_slowdown(run_a), worst_slowdown(run_b)
     if worst_a is not None and worst_b is not None:
-        sentences.append(f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst_a)}, "
-                         f"{names[1]} ×{_factor(worst_b)}")
+        sentences.append(
+            f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst_a)}, "
+            f"{names[1]} ×{_factor(worst_b)}"
+        )
     return sentences
 
 
 # --- references ----------------------------------------------------------------------------------
 
+
 def reference_rows(run: Run) -> List[Tuple[Number, Optional[float], Optional[float]]]:
     """(size, one-way ping-pong time, blocking MPI_Send time) for every reference size."""
-    one_way = {p["params"].get("size_bytes"): record_number(p["stats"].get("one_way_ns"))
-               for p in run.points_of("ref-pingpong")}
-    send = {p["params"].get("size_bytes"): record_number(p["stats"].get("send_ns"))
-            for p in run.points_of("ref-send")}
+    one_way = {
+        p["params"].get("size_bytes"): record_number(p["stats"].get("one_way_ns"))
+        for p in run.points_of("ref-pingpong")
+    }
+    send = {
+        p["params"].get("size_bytes"): record_number(p["stats"].get("send_ns"))
+        for p in run.points_of("ref-send")
+    }
     sizes = sorted(size for size in {*one_way, *send} if record_number(size) is not None)
     return [(size, one_way.get(size), send.get(size)) for size in sizes]

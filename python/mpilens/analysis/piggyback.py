@@ -41,8 +41,10 @@ PB_LATENCY_SIZE = 4
 PB_BANDWIDTH_SIZE = 512 * 1024
 APP_PB_SIZES = (4, 4096)
 APPS = ("sweep", "cg")
-APP_NAMES = {"sweep": "sweep (compute-bound, Sweep3D-like)",
-             "cg": "cg (communication-bound, SMG2000-like)"}
+APP_NAMES = {
+    "sweep": "sweep (compute-bound, Sweep3D-like)",
+    "cg": "cg (communication-bound, SMG2000-like)",
+}
 # The comparison pits datatype-before (a struct type, no copy) against pack-before (a copy): auto
 # sends the same bytes either way, pb first, and switches between them at the threshold.
 AUTO_PACK, AUTO_DATATYPE = "pack-before", "datatype-before"
@@ -71,14 +73,25 @@ def method_order(methods: Iterable[str]) -> List[str]:
 
 # --- reading several files as one run ----------------------------------------------------------
 
+
 def _identity(point: Record) -> Tuple:
     """What a point measured, whichever file holds it."""
     params = _params(point)
     if point.get("bench") == APP:
-        return (APP, params.get("app"), params.get("recv"), params.get("method"),
-                params.get("pb_size"))
-    return (point.get("bench"), params.get("recv"), params.get("method"), params.get("pb_size"),
-            params.get("size_bytes"))
+        return (
+            APP,
+            params.get("app"),
+            params.get("recv"),
+            params.get("method"),
+            params.get("pb_size"),
+        )
+    return (
+        point.get("bench"),
+        params.get("recv"),
+        params.get("method"),
+        params.get("pb_size"),
+        params.get("size_bytes"),
+    )
 
 
 def _describe(identity: Tuple) -> str:
@@ -102,11 +115,17 @@ def combine(runs: Sequence[Run]) -> Run:
     """The files of one `mpilens piggyback` study, read as one run (results.join_files): the
     baseline's meta (the run without the layer, else the first file's); two files holding the
     same measurement (method, pb size, benchmark, receives, size) are refused."""
-    return join_files(runs, _member_order, lambda member, point: _identity(point), _describe,
-                      "no piggyback results to read")
+    return join_files(
+        runs,
+        _member_order,
+        lambda member, point: _identity(point),
+        _describe,
+        "no piggyback results to read",
+    )
 
 
 # --- point-to-point measurements ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Config:
@@ -135,15 +154,19 @@ def measurements(run: Run) -> Found:
     """configuration → message size → figure, for every point-to-point point with a figure."""
     found: Found = {}
     for point in run.points:
-        if point.get("family", FAMILY) != FAMILY or point.get("bench") not in (LATENCY,
-                                                                                BANDWIDTH):
+        if point.get("family", FAMILY) != FAMILY or point.get("bench") not in (LATENCY, BANDWIDTH):
             continue
         params = _params(point)
         recv, method = params.get("recv"), params.get("method")
         pb, size = record_integer(params.get("pb_size")), record_integer(params.get("size_bytes"))
         figure = value(point)
-        if not isinstance(recv, str) or not isinstance(method, str) or pb is None or size is None \
-                or figure is None:
+        if (
+            not isinstance(recv, str)
+            or not isinstance(method, str)
+            or pb is None
+            or size is None
+            or figure is None
+        ):
             continue
         found.setdefault(Config(point["bench"], recv, method, pb), {})[size] = figure
     return found
@@ -163,8 +186,9 @@ def baseline(found: Found, bench: str, recv: str) -> Dict[int, float]:
     return found.get(Config(bench, recv, NONE, 0), {})
 
 
-def size_curves(found: Found, bench: str, recv: str,
-                pb_size: int = MAIN_PB_SIZE) -> Dict[str, Dict[int, float]]:
+def size_curves(
+    found: Found, bench: str, recv: str, pb_size: int = MAIN_PB_SIZE
+) -> Dict[str, Dict[int, float]]:
     """Figure 2: method → message size → figure at one pb size, the baseline as "none"."""
     curves = {NONE: baseline(found, bench, recv)} if baseline(found, bench, recv) else {}
     for method in methods_measured(found):
@@ -174,23 +198,26 @@ def size_curves(found: Found, bench: str, recv: str,
     return curves
 
 
-def ratio_curves(found: Found, bench: str, recv: str,
-                 pb_size: int = MAIN_PB_SIZE) -> Dict[str, Dict[int, float]]:
+def ratio_curves(
+    found: Found, bench: str, recv: str, pb_size: int = MAIN_PB_SIZE
+) -> Dict[str, Dict[int, float]]:
     """method → message size → figure with the layer / figure without, where both exist."""
     base = baseline(found, bench, recv)
     curves = {}
     for method, curve in size_curves(found, bench, recv, pb_size).items():
         if method == NONE:
             continue
-        ratios = {size: figure / base[size] for size, figure in curve.items()
-                  if base.get(size, 0) > 0}
+        ratios = {
+            size: figure / base[size] for size, figure in curve.items() if base.get(size, 0) > 0
+        }
         if ratios:
             curves[method] = ratios
     return curves
 
 
-def ratio(found: Found, method: str, bench: str, recv: str, size: int,
-          pb_size: int = MAIN_PB_SIZE) -> Optional[float]:
+def ratio(
+    found: Found, method: str, bench: str, recv: str, size: int, pb_size: int = MAIN_PB_SIZE
+) -> Optional[float]:
     """One figure with the layer over the same without it."""
     return ratio_curves(found, bench, recv, pb_size).get(method, {}).get(size)
 
@@ -199,8 +226,12 @@ def pb_curves(found: Found, bench: str, recv: str, size: int) -> Dict[str, Dict[
     """Figure 3: method → pb size → figure at one message size."""
     curves: Dict[str, Dict[int, float]] = {}
     for config, by_size in found.items():
-        if config.bench == bench and config.recv == recv and config.method != NONE \
-                and size in by_size:
+        if (
+            config.bench == bench
+            and config.recv == recv
+            and config.method != NONE
+            and size in by_size
+        ):
             curves.setdefault(config.method, {})[config.pb_size] = by_size[size]
     return {method: dict(sorted(curves[method].items())) for method in method_order(curves)}
 
@@ -212,8 +243,11 @@ def cost(bench: str, ratio_value: float) -> float:
 
 def ranking(found: Found, bench: str, recv: str, size: int) -> List[Tuple[str, float]]:
     """(method, ratio to the baseline) at one size with the 4-byte pb, cheapest first."""
-    entries = [(method, curve[size]) for method, curve in ratio_curves(found, bench, recv).items()
-               if size in curve]
+    entries = [
+        (method, curve[size])
+        for method, curve in ratio_curves(found, bench, recv).items()
+        if size in curve
+    ]
     return sorted(entries, key=lambda entry: (cost(bench, entry[1]), entry[0]))
 
 
@@ -230,6 +264,7 @@ def large_size(found: Found, recv: str) -> Optional[int]:
 
 
 # --- auto's threshold and goal ------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Threshold:
@@ -287,8 +322,7 @@ class Goal:
 
     @property
     def bandwidth_met(self) -> Optional[bool]:
-        return None if self.bandwidth_ratio is None \
-            else 1 - self.bandwidth_ratio <= BANDWIDTH_GOAL
+        return None if self.bandwidth_ratio is None else 1 - self.bandwidth_ratio <= BANDWIDTH_GOAL
 
     @property
     def met(self) -> Optional[bool]:
@@ -303,16 +337,24 @@ def auto_goal(found: Found, recv: str = "specific") -> Optional[Goal]:
     bandwidth = ratio_curves(found, BANDWIDTH, recv).get("auto")
     if not latency and not bandwidth:
         return None
-    latency_size = KEY_LATENCY_SIZE if latency and KEY_LATENCY_SIZE in latency \
+    latency_size = (
+        KEY_LATENCY_SIZE
+        if latency and KEY_LATENCY_SIZE in latency
         else min((s for s in latency or {} if s > 0), default=None)
+    )
     large = {size: r for size, r in (bandwidth or {}).items() if size >= BANDWIDTH_GOAL_FROM}
     worst = min(large, key=lambda size: large[size]) if large else None
-    return Goal(recv, latency_size,
-                latency[latency_size] if latency and latency_size is not None else None,
-                worst, large[worst] if worst is not None else None)
+    return Goal(
+        recv,
+        latency_size,
+        latency[latency_size] if latency and latency_size is not None else None,
+        worst,
+        large[worst] if worst is not None else None,
+    )
 
 
 # --- the auto threshold file the layer reads ----------------------------------------------------
+
 
 def auto_file_path(environ: Optional[Mapping[str, str]] = None) -> Path:
     """Where the layer reads auto's thresholds: MPILENS_PB_AUTO_FILE, else
@@ -365,12 +407,15 @@ def write_auto_file(path: Path, library: str, threshold: int) -> None:
         os.replace(temporary, path)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise MpilensError(f'cannot write the auto threshold file "{path}": {reason}; give '
-                           "--no-auto-file, or set MPILENS_PB_AUTO_FILE to a writable "
-                           "file") from None
+        raise MpilensError(
+            f'cannot write the auto threshold file "{path}": {reason}; give '
+            "--no-auto-file, or set MPILENS_PB_AUTO_FILE to a writable "
+            "file"
+        ) from None
 
 
 # --- the applications ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AppKey:
@@ -393,14 +438,19 @@ def app_results(run: Run) -> Dict[AppKey, AppResult]:
         app, recv, method = params.get("app"), params.get("recv"), params.get("method")
         pb, time_s = record_integer(params.get("pb_size")), record_number(stats.get("time_s"))
         checksum = stats.get("checksum")
-        if isinstance(app, str) and isinstance(recv, str) and isinstance(method, str) \
-                and isinstance(checksum, str) and pb is not None and time_s is not None:
+        if (
+            isinstance(app, str)
+            and isinstance(recv, str)
+            and isinstance(method, str)
+            and isinstance(checksum, str)
+            and pb is not None
+            and time_s is not None
+        ):
             found[AppKey(app, recv, method, pb)] = AppResult(time_s, checksum)
     return found
 
 
-def app_baseline(results: Mapping[AppKey, AppResult], app: str,
-                 recv: str) -> Optional[AppResult]:
+def app_baseline(results: Mapping[AppKey, AppResult], app: str, recv: str) -> Optional[AppResult]:
     return results.get(AppKey(app, recv, NONE, 0))
 
 
@@ -422,9 +472,11 @@ class Mismatch:
     expected: str
 
     def __str__(self) -> str:
-        return (f"{self.key.app} ({self.key.recv} receives) under {self.key.method} with a "
-                f"{self.key.pb_size}-byte pb gave checksum {self.checksum}, without the layer "
-                f"{self.expected}")
+        return (
+            f"{self.key.app} ({self.key.recv} receives) under {self.key.method} with a "
+            f"{self.key.pb_size}-byte pb gave checksum {self.checksum}, without the layer "
+            f"{self.expected}"
+        )
 
 
 def checksum_mismatches(run: Run) -> List[Mismatch]:
@@ -444,11 +496,18 @@ def apps_measured(results: Iterable[AppKey]) -> List[Tuple[str, str]]:
     pairs = {(key.app, key.recv) for key in results}
     order = {name: i for i, name in enumerate(APPS)}
     recv_order = {name: i for i, name in enumerate(RECVS)}
-    return sorted(pairs, key=lambda pair: (order.get(pair[0], len(order)), pair[0],
-                                           recv_order.get(pair[1], len(recv_order))))
+    return sorted(
+        pairs,
+        key=lambda pair: (
+            order.get(pair[0], len(order)),
+            pair[0],
+            recv_order.get(pair[1], len(recv_order)),
+        ),
+    )
 
 
 # --- words ---------------------------------------------------------------------------------------
+
 
 def format_bandwidth(bps: Optional[float]) -> str:
     return "n/a" if bps is None else f"{format_size(bps)}/s"
@@ -472,19 +531,31 @@ def _cheapest_sentences(found: Found) -> List[str]:
     sentences = []
     for recv in recvs_measured(found):
         for bench, size, what, verb in (
-                (LATENCY, small_size(found, recv), "small messages (latency at {size})",
-                 "over no layer"),
-                (BANDWIDTH, large_size(found, recv), "large messages (bandwidth at {size})",
-                 "against no layer")):
+            (
+                LATENCY,
+                small_size(found, recv),
+                "small messages (latency at {size})",
+                "over no layer",
+            ),
+            (
+                BANDWIDTH,
+                large_size(found, recv),
+                "large messages (bandwidth at {size})",
+                "against no layer",
+            ),
+        ):
             ranked = ranking(found, bench, recv, size) if size is not None else []
             if not ranked:
                 continue
             best, best_ratio = ranked[0]
-            sentence = (f"{recv} receives, {what.format(size=format_size(size))}, "
-                        f"{_pb(MAIN_PB_SIZE)}: {best} is cheapest, {change(best_ratio)} {verb}")
+            sentence = (
+                f"{recv} receives, {what.format(size=format_size(size))}, "
+                f"{_pb(MAIN_PB_SIZE)}: {best} is cheapest, {change(best_ratio)} {verb}"
+            )
             if len(ranked) > 1:
-                sentence += "; then " + ", ".join(f"{method} {change(r)}"
-                                                  for method, r in ranked[1:])
+                sentence += "; then " + ", ".join(
+                    f"{method} {change(r)}" for method, r in ranked[1:]
+                )
             sentences.append(sentence)
     return sentences
 
@@ -495,19 +566,25 @@ def _threshold_sentences(run: Run, found: Found) -> List[str]:
     if threshold is None:
         if "auto" not in methods:
             return []
-        return [f"auto threshold not measured: it needs the latency of {AUTO_PACK} and "
-                f"{AUTO_DATATYPE} (add them to --methods)"]
+        return [
+            f"auto threshold not measured: it needs the latency of {AUTO_PACK} and "
+            f"{AUTO_DATATYPE} (add them to --methods)"
+        ]
     if threshold.never:
-        sentence = (f"auto threshold: {AUTO_DATATYPE}'s latency stays above {AUTO_PACK}'s up to "
-                    f"{format_size(threshold.largest)} (specific receives), so auto should "
-                    f"always pack here; threshold set to {format_size(threshold.size)} "
-                    f"({threshold.size} bytes)")
+        sentence = (
+            f"auto threshold: {AUTO_DATATYPE}'s latency stays above {AUTO_PACK}'s up to "
+            f"{format_size(threshold.largest)} (specific receives), so auto should "
+            f"always pack here; threshold set to {format_size(threshold.size)} "
+            f"({threshold.size} bytes)"
+        )
     else:
-        sentence = (f"auto threshold: {AUTO_DATATYPE}'s latency is not above {AUTO_PACK}'s from "
-                    f"{format_size(threshold.size)} on (specific receives, up to "
-                    f"{format_size(threshold.largest)}), so auto should pack below "
-                    f"{format_size(threshold.size)} and use a struct type from there "
-                    f"({threshold.size} bytes)")
+        sentence = (
+            f"auto threshold: {AUTO_DATATYPE}'s latency is not above {AUTO_PACK}'s from "
+            f"{format_size(threshold.size)} on (specific receives, up to "
+            f"{format_size(threshold.largest)}), so auto should pack below "
+            f"{format_size(threshold.size)} and use a struct type from there "
+            f"({threshold.size} bytes)"
+        )
     used = auto_threshold_used(run)
     if used is not None and "auto" in methods:
         sentence += f"; the auto runs used {format_size(used)} ({used} bytes)"
@@ -520,32 +597,40 @@ def _goal_sentences(found: Found) -> List[str]:
         return []
     parts = []
     if goal.latency_ratio is not None:
-        parts.append(f"latency at {format_size(goal.latency_size)} {change(goal.latency_ratio)} "
-                     f"over no layer (goal at most +{percent(LATENCY_GOAL)}: "
-                     f"{'met' if goal.latency_met else 'missed'})")
+        parts.append(
+            f"latency at {format_size(goal.latency_size)} {change(goal.latency_ratio)} "
+            f"over no layer (goal at most +{percent(LATENCY_GOAL)}: "
+            f"{'met' if goal.latency_met else 'missed'})"
+        )
     else:
         parts.append("latency not measured")
     if goal.bandwidth_ratio is not None:
         loss = 1 - goal.bandwidth_ratio
-        told = (f"at most {loss * 100:.1f}% lower" if loss > 0
-                else "never lower than without the layer")
-        parts.append(f"bandwidth from {format_size(BANDWIDTH_GOAL_FROM)} on {told} (worst at "
-                     f"{format_size(goal.bandwidth_size)}; goal at most "
-                     f"{percent(BANDWIDTH_GOAL)} lower: "
-                     f"{'met' if goal.bandwidth_met else 'missed'})")
+        told = (
+            f"at most {loss * 100:.1f}% lower" if loss > 0 else "never lower than without the layer"
+        )
+        parts.append(
+            f"bandwidth from {format_size(BANDWIDTH_GOAL_FROM)} on {told} (worst at "
+            f"{format_size(goal.bandwidth_size)}; goal at most "
+            f"{percent(BANDWIDTH_GOAL)} lower: "
+            f"{'met' if goal.bandwidth_met else 'missed'})"
+        )
     else:
         parts.append(f"bandwidth from {format_size(BANDWIDTH_GOAL_FROM)} on not measured")
     verdict = {True: "meets its goal", False: "misses its goal", None: "goal not fully judged"}
-    return [f"auto {verdict[goal.met]} ({goal.recv} receives, {_pb(MAIN_PB_SIZE)}): "
-            + "; ".join(parts)]
+    return [
+        f"auto {verdict[goal.met]} ({goal.recv} receives, {_pb(MAIN_PB_SIZE)}): " + "; ".join(parts)
+    ]
 
 
 def _pb_sentences(found: Found) -> List[str]:
     sentences = []
     for bench, size in ((LATENCY, PB_LATENCY_SIZE), (BANDWIDTH, PB_BANDWIDTH_SIZE)):
-        curves = {method: curve for method, curve in pb_curves(found, bench, "specific",
-                                                                size).items()
-                  if len(curve) > 1}
+        curves = {
+            method: curve
+            for method, curve in pb_curves(found, bench, "specific", size).items()
+            if len(curve) > 1
+        }
         if not curves:
             continue
         spans = {(min(curve), max(curve)) for curve in curves.values()}
@@ -558,8 +643,10 @@ def _pb_sentences(found: Found) -> List[str]:
                 told += f" ({change(last / first)})"
             parts.append(f"{method} {told}")
         base = baseline(found, bench, "specific").get(size)
-        sentence = (f"pb size {format_size(low)} to {format_size(high)}, {bench} at "
-                    f"{format_size(size)} (specific receives): " + ", ".join(parts))
+        sentence = (
+            f"pb size {format_size(low)} to {format_size(high)}, {bench} at "
+            f"{format_size(size)} (specific receives): " + ", ".join(parts)
+        )
         if base is not None:
             sentence += f"; no layer {format_figure(bench, base)}"
         sentences.append(sentence)
@@ -572,12 +659,16 @@ def _app_sentences(run: Run) -> List[str]:
     sentences = []
     for app, recv in apps_measured(results):
         base = app_baseline(results, app, recv)
-        mine = sorted(((r, key) for key, r in found.items() if key.app == app
-                       and key.recv == recv), key=lambda entry: entry[0])
+        mine = sorted(
+            ((r, key) for key, r in found.items() if key.app == app and key.recv == recv),
+            key=lambda entry: entry[0],
+        )
         name = APP_NAMES.get(app, app)
         if base is None:
-            sentences.append(f"warning: {name}, {recv} receives: no run without the layer, so no "
-                             "overhead can be given")
+            sentences.append(
+                f"warning: {name}, {recv} receives: no run without the layer, so no "
+                "overhead can be given"
+            )
             continue
         if not mine:
             continue
@@ -586,24 +677,33 @@ def _app_sentences(run: Run) -> List[str]:
             f"{name}, {recv} receives: overhead (time with the layer / without) from "
             f"{low:.2f} ({low_key.method}, {_pb(low_key.pb_size)}) to {high:.2f} "
             f"({high_key.method}, {_pb(high_key.pb_size)}); {base.time_s:.3g} s without the "
-            "layer")
+            "layer"
+        )
     mismatches = checksum_mismatches(run)
-    layered = [key for key in results if key.method != NONE
-               and app_baseline(results, key.app, key.recv) is not None]
+    layered = [
+        key
+        for key in results
+        if key.method != NONE and app_baseline(results, key.app, key.recv) is not None
+    ]
     if mismatches:
-        sentences += [f"warning: wrong result under the layer: {mismatch}"
-                      for mismatch in mismatches]
+        sentences += [
+            f"warning: wrong result under the layer: {mismatch}" for mismatch in mismatches
+        ]
     elif layered:
-        sentences.append(f"checksums: all {len(layered)} application runs under the layer gave "
-                         "the same checksum as without it")
+        sentences.append(
+            f"checksums: all {len(layered)} application runs under the layer gave "
+            "the same checksum as without it"
+        )
     return sentences
 
 
 def _missing_baseline_sentences(run: Run, found: Found) -> List[str]:
     if not found or any(config.method == NONE for config in found):
         return []
-    return ["warning: no run without the layer (method none): the methods' costs cannot be "
-            "given; run mpilens-piggyback without LD_PRELOAD into the same directory"]
+    return [
+        "warning: no run without the layer (method none): the methods' costs cannot be "
+        "given; run mpilens-piggyback without LD_PRELOAD into the same directory"
+    ]
 
 
 def _spread(point: Record) -> Optional[float]:
@@ -621,20 +721,26 @@ def _quality_sentences(run: Run) -> List[str]:
     """How far the points are from the precision asked: a method's cost smaller than the
     points' uncertainty is noise."""
     points = [point for point in run.points if point.get("bench") in (LATENCY, BANDWIDTH)]
-    stopped = [point for point in points
-               if ((point.get("stats") or {}).get("sample") or {}).get("stop") == "time_budget"]
+    stopped = [
+        point
+        for point in points
+        if ((point.get("stats") or {}).get("sample") or {}).get("stop") == "time_budget"
+    ]
     if not stopped:
         return []
     spreads = sorted(spread for point in stopped if (spread := _spread(point)) is not None)
-    sentence = (f"{len(stopped)} of {len(points)} points stopped at their time budget before "
-                "their median was known within the precision asked")
+    sentence = (
+        f"{len(stopped)} of {len(points)} points stopped at their time budget before "
+        "their median was known within the precision asked"
+    )
     if spreads:
-        sentence += (f" (their 95% intervals reach ±{spreads[len(spreads) // 2] * 100:.0f}% of "
-                     f"the median, typically, and ±{spreads[-1] * 100:.0f}% at worst): "
-                     "differences between methods smaller than that are noise")
+        sentence += (
+            f" (their 95% intervals reach ±{spreads[len(spreads) // 2] * 100:.0f}% of "
+            f"the median, typically, and ±{spreads[-1] * 100:.0f}% at worst): "
+            "differences between methods smaller than that are noise"
+        )
     if len(stopped) > len(points) / 4:
-        sentence = ("warning: " + sentence + "; rerun on a quieter machine, or with --preset "
-                    "full")
+        sentence = "warning: " + sentence + "; rerun on a quieter machine, or with --preset full"
     return [sentence]
 
 
@@ -645,12 +751,20 @@ def _warning_notes(run: Run) -> List[str]:
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = measurements(run)
-    return (_missing_baseline_sentences(run, found) + _cheapest_sentences(found)
-            + _threshold_sentences(run, found) + _goal_sentences(found) + _pb_sentences(found)
-            + _app_sentences(run) + _quality_sentences(run) + _warning_notes(run))
+    return (
+        _missing_baseline_sentences(run, found)
+        + _cheapest_sentences(found)
+        + _threshold_sentences(run, found)
+        + _goal_sentences(found)
+        + _pb_sentences(found)
+        + _app_sentences(run)
+        + _quality_sentences(run)
+        + _warning_notes(run)
+    )
 
 
 # --- the tables `mpilens piggyback` prints --------------------------------------------------------
+
 
 def key_columns(found: Found) -> List[Tuple[str, str, str, int]]:
     """(header, bench, recv, size) of the key figures present: latency at 1 B, bandwidth at 1 MiB
@@ -672,8 +786,10 @@ def key_rows(found: Found) -> Tuple[List[str], List[List[Optional[float]]], List
     columns = key_columns(found)
     base = [baseline(found, bench, recv).get(size) for _, bench, recv, size in columns]
     methods = methods_measured(found)
-    rows = [[ratio(found, method, bench, recv, size) for _, bench, recv, size in columns]
-            for method in methods]
+    rows = [
+        [ratio(found, method, bench, recv, size) for _, bench, recv, size in columns]
+        for method in methods
+    ]
     return [header for header, *_ in columns], [base, *rows], [NONE, *methods]
 
 
@@ -701,12 +817,17 @@ def comparison_table(run: Run) -> List[str]:
     headers, rows, names = key_rows(found)
     if any(value_ is not None for row in rows for value_ in row):
         columns = key_columns(found)
-        base_row = [NONE] + [format_figure(bench, figure) if figure is not None else "-"
-                             for (_, bench, _, _), figure in zip(columns, rows[0])]
-        text_rows = [[name] + [_ratio_text(r) for r in row]
-                     for name, row in zip(names[1:], rows[1:])]
-        lines += [f"point-to-point, {_pb(MAIN_PB_SIZE)}: the library alone (none), then each "
-                  "method as a ratio to it (wc: wildcard receives)"]
+        base_row = [NONE] + [
+            format_figure(bench, figure) if figure is not None else "-"
+            for (_, bench, _, _), figure in zip(columns, rows[0])
+        ]
+        text_rows = [
+            [name] + [_ratio_text(r) for r in row] for name, row in zip(names[1:], rows[1:])
+        ]
+        lines += [
+            f"point-to-point, {_pb(MAIN_PB_SIZE)}: the library alone (none), then each "
+            "method as a ratio to it (wc: wildcard receives)"
+        ]
         lines += aligned_columns([["method", *headers], base_row, *text_rows], left=1)
     columns = app_columns(run)
     if columns:
@@ -714,18 +835,28 @@ def comparison_table(run: Run) -> List[str]:
         results = app_results(run)
         base_row = [NONE] + [
             f"{base.time_s:.3g}s" if (base := app_baseline(results, app, recv)) else "-"
-            for _, app, recv, _ in columns]
+            for _, app, recv, _ in columns
+        ]
         methods = method_order(key.method for key in found_overheads)
-        text_rows = [[method] + [_ratio_text(found_overheads.get(AppKey(app, recv, method, pb)))
-                                 for _, app, recv, pb in columns] for method in methods]
+        text_rows = [
+            [method]
+            + [
+                _ratio_text(found_overheads.get(AppKey(app, recv, method, pb)))
+                for _, app, recv, pb in columns
+            ]
+            for method in methods
+        ]
         lines += ([""] if lines else []) + [
-            "applications: time without the layer (none), then time with it / without"]
-        lines += aligned_columns([["method", *(header for header, *_ in columns)], base_row,
-                                  *text_rows], left=1)
+            "applications: time without the layer (none), then time with it / without"
+        ]
+        lines += aligned_columns(
+            [["method", *(header for header, *_ in columns)], base_row, *text_rows], left=1
+        )
     return lines
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def _both(names: Tuple[str, str], a: Optional[str], b: Optional[str]) -> str:
     return f"{a or 'n/a'} in {names[0]}, {b or 'n/a'} in {names[1]}"
@@ -742,9 +873,11 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
         base_b = baseline(found_b, bench, "specific").get(size)
         if base_a is None and base_b is None:
             continue
-        sentence = (f"no layer, {bench} at {format_size(size)} (specific receives): "
-                    + _both(names, format_figure(bench, base_a) if base_a else None,
-                            format_figure(bench, base_b) if base_b else None))
+        sentence = f"no layer, {bench} at {format_size(size)} (specific receives): " + _both(
+            names,
+            format_figure(bench, base_a) if base_a else None,
+            format_figure(bench, base_b) if base_b else None,
+        )
         sentences.append(sentence)
     methods = method_order(set(methods_measured(found_a)) | set(methods_measured(found_b)))
     for method in methods:
@@ -754,17 +887,31 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
             b = ratio(found_b, method, bench, "specific", size)
             if a is None and b is None:
                 continue
-            parts.append(f"{bench} at {format_size(size)} "
-                         + _both(names, change(a) if a is not None else None,
-                                 change(b) if b is not None else None))
+            parts.append(
+                f"{bench} at {format_size(size)} "
+                + _both(
+                    names,
+                    change(a) if a is not None else None,
+                    change(b) if b is not None else None,
+                )
+            )
         if parts:
-            sentences.append(f"{method} ({_pb(MAIN_PB_SIZE)}, specific receives, against no "
-                             "layer): " + "; ".join(parts))
+            sentences.append(
+                f"{method} ({_pb(MAIN_PB_SIZE)}, specific receives, against no "
+                "layer): " + "; ".join(parts)
+            )
     thresholds = [auto_threshold(found) for found in (found_a, found_b)]
     if any(thresholds):
-        sentences.append("auto threshold: " + _both(
-            names, *(f"{format_size(t.size)}" + (" (always pack)" if t.never else "")
-                     if t else None for t in thresholds)))
+        sentences.append(
+            "auto threshold: "
+            + _both(
+                names,
+                *(
+                    f"{format_size(t.size)}" + (" (always pack)" if t.never else "") if t else None
+                    for t in thresholds
+                ),
+            )
+        )
     for app in APPS:
         worst = [_largest_overhead(run, app) for run in (run_a, run_b)]
         if any(worst):

@@ -28,8 +28,13 @@ P2P, NBC, INTERRUPTS = "p2p", "nbc", "interrupts"
 OPS = program_options.choices("mpilens-progress", "ops")
 # What an overhead curve is of: the ping-pong, or one collective.
 OPERATIONS = (P2P, *OPS)
-OPERATION_TITLES = {P2P: "point-to-point", "iallreduce": "Iallreduce", "ibcast": "Ibcast",
-                    "ireduce": "Ireduce", "ialltoall": "Ialltoall"}
+OPERATION_TITLES = {
+    P2P: "point-to-point",
+    "iallreduce": "Iallreduce",
+    "ibcast": "Ibcast",
+    "ireduce": "Ireduce",
+    "ialltoall": "Ialltoall",
+}
 KINDS = program_options.choices("mpilens-progress", "compute")
 BLOCKING, TEST, TEST_BEST = "blocking", "test", "test-best"
 # Seed §V-B2: a timer interrupt and its context switch took 3.38 µs per core on Odin.
@@ -78,6 +83,7 @@ def label_of(run: Run) -> str:
 
 # --- reading several files as one run ----------------------------------------------------------
 
+
 def _member_order(run: Run) -> Tuple[bool, str, str]:
     label = label_of(run)
     return label != NONE, label, run.path.name
@@ -87,11 +93,13 @@ def combine(runs: Sequence[Run]) -> Run:
     """The files of one `mpilens progress` study, read as one run (results.join_files): the none
     setting first, then by label, with the first file's meta; two files holding the same point
     under the same setting are refused."""
-    return join_files(runs, _member_order,
-                      lambda member, point: (record_object(point, "params").get("progress"),
-                                             point["key"]),
-                      lambda found: f'point "{found[1]}" under progress setting "{found[0]}"',
-                      "no progress results to read")
+    return join_files(
+        runs,
+        _member_order,
+        lambda member, point: (record_object(point, "params").get("progress"), point["key"]),
+        lambda found: f'point "{found[1]}" under progress setting "{found[0]}"',
+        "no progress results to read",
+    )
 
 
 def members_by_setting(run: Run) -> Dict[str, Run]:
@@ -102,6 +110,7 @@ def members_by_setting(run: Run) -> Dict[str, Run]:
 
 
 # --- the overheads -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Key:
@@ -149,8 +158,9 @@ def _key(point: Record) -> Optional[Key]:
     params = record_object(point, "params")
     operation, strategy = operation_of(point), params.get("strategy")
     setting, kind = params.get("progress", NONE), params.get("compute", "")
-    if operation is None or not (isinstance(strategy, str) and isinstance(setting, str)
-                                 and isinstance(kind, str)):
+    if operation is None or not (
+        isinstance(strategy, str) and isinstance(setting, str) and isinstance(kind, str)
+    ):
         return None
     interval = record_integer(params.get("interval_bytes")) if strategy == TEST else 0
     return None if interval is None else Key(operation, kind, setting, strategy, interval)
@@ -185,8 +195,7 @@ def measurements(run: Run) -> Found:
             for size, best in by_size.items():
                 tested = found.get(replace(key, strategy=TEST, interval=best.interval), {})
                 if size in tested:
-                    by_size[size] = replace(tested[size], value=best.value,
-                                            interval=best.interval)
+                    by_size[size] = replace(tested[size], value=best.value, interval=best.interval)
     return found
 
 
@@ -207,8 +216,9 @@ def kinds_measured(found: Found, operation: str) -> List[str]:
     return [kind for kind in KINDS if kind in present] + sorted(present - set(KINDS))
 
 
-def _series(found: Found, operation: str, kind: str, setting: str,
-            strategy: str, interval: int = 0) -> Dict[int, Measure]:
+def _series(
+    found: Found, operation: str, kind: str, setting: str, strategy: str, interval: int = 0
+) -> Dict[int, Measure]:
     return dict(sorted(found.get(Key(operation, kind, setting, strategy, interval), {}).items()))
 
 
@@ -216,8 +226,9 @@ def _values(series: Dict[int, Measure]) -> Dict[int, float]:
     return {size: measure.value for size, measure in series.items()}
 
 
-def curve(found: Found, operation: str, kind: str, setting: str = NONE,
-          strategy: str = NONE) -> Dict[int, float]:
+def curve(
+    found: Found, operation: str, kind: str, setting: str = NONE, strategy: str = NONE
+) -> Dict[int, float]:
     """Message size → t_o in ns of one setting and strategy."""
     return _values(_series(found, operation, kind, setting, strategy))
 
@@ -261,12 +272,16 @@ def overhead_curves(found: Found, operation: str, kind: str) -> Dict[str, Dict[i
     return {name: _values(series) for name, series in named_series(found, operation, kind).items()}
 
 
-def interval_curve(found: Found, operation: str, kind: str, size: int,
-                   setting: str = NONE) -> Dict[int, float]:
+def interval_curve(
+    found: Found, operation: str, kind: str, size: int, setting: str = NONE
+) -> Dict[int, float]:
     """Bytes between two tests → t_o at one message size: the candidates test-best chose from."""
-    found_here = {key.interval: by_size[size] for key, by_size in found.items()
-                  if (key.operation, key.kind, key.setting, key.strategy)
-                  == (operation, kind, setting, TEST) and size in by_size}
+    found_here = {
+        key.interval: by_size[size]
+        for key, by_size in found.items()
+        if (key.operation, key.kind, key.setting, key.strategy) == (operation, kind, setting, TEST)
+        and size in by_size
+    }
     return {interval: found_here[interval].value for interval in sorted(found_here)}
 
 
@@ -289,12 +304,14 @@ def diagnosed_sizes(series: Dict[int, Measure]) -> List[int]:
 
 def ranking(curves: Dict[str, Dict[int, Measure]], size: int) -> List[Tuple[str, Measure]]:
     """The curves other than none at one size, lowest overhead first."""
-    entries = [(name, series[size]) for name, series in curves.items()
-               if name != NONE and size in series]
+    entries = [
+        (name, series[size]) for name, series in curves.items() if name != NONE and size in series
+    ]
     return sorted(entries, key=lambda entry: (entry[1].value, entry[0]))
 
 
 # --- words ---------------------------------------------------------------------------------------
+
 
 def title(operation: str) -> str:
     return OPERATION_TITLES.get(operation, operation)
@@ -315,10 +332,13 @@ def overhead_text(measure: Optional[Measure]) -> str:
 def describe(name: str, measure: Measure) -> str:
     """A curve in words, for a sentence."""
     if name == TEST_BEST:
-        return f"MPI_Test every {format_size(measure.interval)} (test-best)" \
-            if measure.interval else "the best MPI_Test interval (test-best)"
+        return (
+            f"MPI_Test every {format_size(measure.interval)} (test-best)"
+            if measure.interval
+            else "the best MPI_Test interval (test-best)"
+        )
     if name.endswith(f" {TEST_BEST}"):
-        return f"MPI_Test every {format_size(measure.interval)} under {name[:-len(TEST_BEST) - 1]}"
+        return f"MPI_Test every {format_size(measure.interval)} under {name[: -len(TEST_BEST) - 1]}"
     if is_thread(name):
         return f"the progress thread ({name})"
     if is_async(name):
@@ -339,13 +359,16 @@ def change(base: Measure, other: Measure) -> str:
 
 # --- diagnosis -----------------------------------------------------------------------------------
 
+
 def _loss(found: Found, operation: str, size: int, base: Measure) -> str:
     """What the program loses without help at one size, against the blocking time."""
     t_b = blocking(found, operation).get(size)
     if t_b is None or t_b <= 0:
         return f"the program loses {format_time(base.value)} without help"
-    return (f"the program loses {format_time(base.value)} of {format_time(t_b)} blocking time "
-            f"without help ({percent(base.value / t_b)})")
+    return (
+        f"the program loses {format_time(base.value)} of {format_time(t_b)} blocking time "
+        f"without help ({percent(base.value / t_b)})"
+    )
 
 
 def _verdict(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
@@ -354,26 +377,36 @@ def _verdict(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
     if best.nil:
         verdict = f"{describe(name, best)} removes it (t_o within noise of zero)"
     elif best.same(base):
-        verdict = (f"nothing does better beyond noise: the lowest is {describe(name, best)} "
-                   f"at {format_time(best.value)}")
+        verdict = (
+            f"nothing does better beyond noise: the lowest is {describe(name, best)} "
+            f"at {format_time(best.value)}"
+        )
     elif best.value > base.value:
-        verdict = (f"every strategy and setting costs more: the least is {describe(name, best)} "
-                   f"at {format_time(best.value)}, {change(base, best)}")
+        verdict = (
+            f"every strategy and setting costs more: the least is {describe(name, best)} "
+            f"at {format_time(best.value)}, {change(base, best)}"
+        )
     else:
-        verdict = (f"{describe(name, best)} cuts it {factor(base.value / best.value)} "
-                   f"(to {format_time(best.value)})")
-    rest = [f"{other} {overhead_text(measure)} ({change(base, measure)})"
-            for other, measure in ranked[1:]]
+        verdict = (
+            f"{describe(name, best)} cuts it {factor(base.value / best.value)} "
+            f"(to {format_time(best.value)})"
+        )
+    rest = [
+        f"{other} {overhead_text(measure)} ({change(base, measure)})"
+        for other, measure in ranked[1:]
+    ]
     return verdict + ("; then " + ", ".join(rest) if rest else "")
 
 
-def _overhead_sentence(found: Found, operation: str, kind: str, size: int,
-                       curves: Dict[str, Dict[int, Measure]]) -> str:
+def _overhead_sentence(
+    found: Found, operation: str, kind: str, size: int, curves: Dict[str, Dict[int, Measure]]
+) -> str:
     base = curves[NONE][size]
     head = f"{title(operation)} at {format_size(size)}, {kind}-based: "
     if base.nil:
-        return head + ("the program loses nothing measurable without help (t_o within noise of "
-                       "zero)")
+        return head + (
+            "the program loses nothing measurable without help (t_o within noise of zero)"
+        )
     sentence = head + _loss(found, operation, size, base)
     ranked = ranking(curves, size)
     if ranked:
@@ -398,9 +431,11 @@ def _missing_baseline_sentences(found: Found) -> List[str]:
     overheads = [key for key in found if key.strategy != BLOCKING]
     if not overheads or any(key.setting == NONE and key.strategy == NONE for key in overheads):
         return []
-    return ["warning: no run with the none setting (the library alone, no tests): the other "
-            "settings cannot be compared with it; run mpilens-progress without LD_PRELOAD and "
-            "without asynchronous progress variables into the same directory"]
+    return [
+        "warning: no run with the none setting (the library alone, no tests): the other "
+        "settings cannot be compared with it; run mpilens-progress without LD_PRELOAD and "
+        "without asynchronous progress variables into the same directory"
+    ]
 
 
 def _contrast(found: Found, setting: str, operation: str) -> Optional[str]:
@@ -416,8 +451,10 @@ def _contrast(found: Found, setting: str, operation: str) -> Optional[str]:
     if felt.nil or felt.same(seen) or felt.value <= WORK_CONTRAST * max(seen.value, 0.0):
         return None
     how = f" ({factor(felt.value / seen.value)})" if seen.value > 0 else ""
-    return (f"{title(operation)} at {format_size(size)} {format_time(felt.value)} work-based "
-            f"against {overhead_text(seen)} time-based{how}")
+    return (
+        f"{title(operation)} at {format_size(size)} {format_time(felt.value)} work-based "
+        f"against {overhead_text(seen)} time-based{how}"
+    )
 
 
 def _contrast_sentences(found: Found) -> List[str]:
@@ -427,18 +464,24 @@ def _contrast_sentences(found: Found) -> List[str]:
     for setting in setting_order(key.setting for key in found):
         if not is_thread(setting):
             continue
-        parts = [text for operation in operations_measured(found)
-                 if (text := _contrast(found, setting, operation)) is not None]
+        parts = [
+            text
+            for operation in operations_measured(found)
+            if (text := _contrast(found, setting, operation)) is not None
+        ]
         if parts:
             sentences.append(
                 f"{setting}: the thread costs more than its MPI calls show: "
-                + ", ".join(parts) + "; the time-based overhead counts only the time inside "
+                + ", ".join(parts)
+                + "; the time-based overhead counts only the time inside "
                 "MPI calls, the work-based one also the CPU the thread takes from the "
-                "computation (seed §V-B3), which is what an application feels")
+                "computation (seed §V-B3), which is what an application feels"
+            )
     return sentences
 
 
 # --- where the progress threads ran --------------------------------------------------------------
+
 
 def cpu_set(text: object) -> Optional[Set[int]]:
     """The processing units of a binding such as "0-3,8"; None when it does not parse."""
@@ -474,8 +517,11 @@ class Placement:
 def _per_rank(library: Record, name: str, first: object, ranks: int) -> list:
     """Every rank's entry; without the list, rank 0's alone is known."""
     values = library.get(name)
-    return list(values) if isinstance(values, list) and len(values) == ranks \
+    return (
+        list(values)
+        if isinstance(values, list) and len(values) == ranks
         else [first] + [None] * (ranks - 1)
+    )
 
 
 def placement(member: Run) -> Optional[Placement]:
@@ -488,11 +534,16 @@ def placement(member: Run) -> Optional[Placement]:
     if not any(flag is True for flag in running):
         return None
     recorded_hosts, recorded_bindings = meta.get("hosts"), meta.get("binding")
-    hosts: List[object] = recorded_hosts if isinstance(recorded_hosts, list) \
-        and len(recorded_hosts) == ranks else [None] * ranks
-    bindings: List[Optional[Set[int]]] = [cpu_set(text) for text in recorded_bindings] \
-        if isinstance(recorded_bindings, list) and len(recorded_bindings) == ranks \
+    hosts: List[object] = (
+        recorded_hosts
+        if isinstance(recorded_hosts, list) and len(recorded_hosts) == ranks
         else [None] * ranks
+    )
+    bindings: List[Optional[Set[int]]] = (
+        [cpu_set(text) for text in recorded_bindings]
+        if isinstance(recorded_bindings, list) and len(recorded_bindings) == ranks
+        else [None] * ranks
+    )
     nodes: Dict[object, List[int]] = {}
     for rank, host in enumerate(hosts):
         nodes.setdefault(host, []).append(rank)
@@ -516,8 +567,9 @@ def placement(member: Run) -> Optional[Placement]:
     return found
 
 
-def _core_users(members: Sequence[int], bindings: Sequence[Optional[Set[int]]]) -> \
-        Optional[Dict[int, List[int]]]:
+def _core_users(
+    members: Sequence[int], bindings: Sequence[Optional[Set[int]]]
+) -> Optional[Dict[int, List[int]]]:
     """cpu → the ranks of a node that may use it; None when a rank's binding is not recorded."""
     users: Dict[int, List[int]] = {}
     for rank in members:
@@ -548,12 +600,24 @@ def _ranks_on_first_node(meta: Record) -> int:
 
 
 def _shared_details(found: Placement) -> str:
-    details = [_named(found.shared, lambda rank, cpu, users: (
-        f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
-        f"{ranges(users)} may compute"), "; ")] if found.shared else []
+    details = (
+        [
+            _named(
+                found.shared,
+                lambda rank, cpu, users: (
+                    f"rank {rank}'s thread on cpu {cpu}, where rank{'s' if len(users) > 1 else ''} "
+                    f"{ranges(users)} may compute"
+                ),
+                "; ",
+            )
+        ]
+        if found.shared
+        else []
+    )
     if found.unbound:
-        details.append(f"unbound on rank{'s' if len(found.unbound) > 1 else ''} "
-                       f"{ranges(found.unbound)}")
+        details.append(
+            f"unbound on rank{'s' if len(found.unbound) > 1 else ''} {ranges(found.unbound)}"
+        )
     return "; ".join(details)
 
 
@@ -564,25 +628,33 @@ def _idle_cores(member: Run, found: Placement) -> str:
     ranks = _ranks_on_first_node(member.meta)
     if not found.unbound or online is None or online <= ranks:
         return ""
-    return (f"; the node has {online} processing units for {ranks} ranks, so the scheduler may "
-            "have run an unbound thread on an idle one, which would put the result between the "
-            "two cases")
+    return (
+        f"; the node has {online} processing units for {ranks} ranks, so the scheduler may "
+        "have run an unbound thread on an idle one, which would put the result between the "
+        "two cases"
+    )
 
 
 def _placement_sentence(label: str, member: Run, found: Placement) -> str:
     if found.on_spare_cores:
-        sentence = (f"{label}: every progress thread ran on a core no rank computes on "
-                    f"({_pairs(found.spare)}): the spare-core case of the seed (figures 7 and 8), "
-                    "in which a thread takes the communication off the computation")
+        sentence = (
+            f"{label}: every progress thread ran on a core no rank computes on "
+            f"({_pairs(found.spare)}): the spare-core case of the seed (figures 7 and 8), "
+            "in which a thread takes the communication off the computation"
+        )
     elif found.shared or found.unbound:
-        sentence = (f"{label}: the progress thread was not on a spare core "
-                    f"({_shared_details(found)}): these are the shared-core results, the "
-                    "seed's fully subscribed case (figures 9 and 10), in which the thread "
-                    "competes with the computation for its core" + _idle_cores(member, found))
+        sentence = (
+            f"{label}: the progress thread was not on a spare core "
+            f"({_shared_details(found)}): these are the shared-core results, the "
+            "seed's fully subscribed case (figures 9 and 10), in which the thread "
+            "competes with the computation for its core" + _idle_cores(member, found)
+        )
     else:
-        sentence = (f"{label}: the progress threads ran on known cores "
-                    f"({_pairs(found.spare + found.unknown)}), but the ranks' bindings are not "
-                    "recorded: whether they shared a core with the computation cannot be told")
+        sentence = (
+            f"{label}: the progress threads ran on known cores "
+            f"({_pairs(found.spare + found.unknown)}), but the ranks' bindings are not "
+            "recorded: whether they shared a core with the computation cannot be told"
+        )
     if found.stopped:
         sentence += f"; no thread ran on ranks {ranges(found.stopped)}"
     reason = record_object(record_object(member.meta, "progress_setting"), "library").get("reason")
@@ -602,8 +674,10 @@ def _placement_sentences(run: Run) -> List[str]:
 
 # --- asynchronous progress and blocking times ----------------------------------------------------
 
-def _against_none(found: Found, setting: str,
-                  strategy: str = NONE) -> List[Tuple[str, str, int, Measure, Measure]]:
+
+def _against_none(
+    found: Found, setting: str, strategy: str = NONE
+) -> List[Tuple[str, str, int, Measure, Measure]]:
     """(operation, kind, size, none's, the setting's) at the largest size both measured."""
     pairs = []
     for operation in operations_measured(found):
@@ -629,11 +703,17 @@ def _thread_level_hint(member: Run) -> str:
     setting = record_object(member.meta, "progress_setting")
     provided = setting.get("thread_level")
     asked = record_object(member.meta, "options").get("thread-level")
-    if record_object(setting, "library").get("loaded") is True or provided != "multiple" \
-            or not isinstance(asked, str) or asked == "multiple":
+    if (
+        record_object(setting, "library").get("loaded") is True
+        or provided != "multiple"
+        or not isinstance(asked, str)
+        or asked == "multiple"
+    ):
         return ""
-    return (f"; the library provided MPI_THREAD_MULTIPLE where the program asked for {asked}, a "
-            "sign that it started a thread of its own")
+    return (
+        f"; the library provided MPI_THREAD_MULTIPLE where the program asked for {asked}, a "
+        "sign that it started a thread of its own"
+    )
 
 
 def _async_sentence(found: Found, label: str, member: Run) -> str:
@@ -642,13 +722,21 @@ def _async_sentence(found: Found, label: str, member: Run) -> str:
     pairs = _against_none(found, label)
     if not pairs:
         return sentence
-    lower = [_pair_text(*pair) for pair in pairs if not pair[4].same(pair[3])
-             and pair[4].value < pair[3].value]
-    higher = [_pair_text(*pair) for pair in pairs if not pair[4].same(pair[3])
-              and pair[4].value > pair[3].value]
+    lower = [
+        _pair_text(*pair)
+        for pair in pairs
+        if not pair[4].same(pair[3]) and pair[4].value < pair[3].value
+    ]
+    higher = [
+        _pair_text(*pair)
+        for pair in pairs
+        if not pair[4].same(pair[3]) and pair[4].value > pair[3].value
+    ]
     if not lower and not higher:
-        return sentence + ("; its overheads are within noise of none's everywhere, at the "
-                           "largest sizes: nothing shows that it changed anything")
+        return sentence + (
+            "; its overheads are within noise of none's everywhere, at the "
+            "largest sizes: nothing shows that it changed anything"
+        )
     if lower:
         sentence += "; lower than none's beyond noise: " + ", ".join(lower)
     if higher:
@@ -657,8 +745,11 @@ def _async_sentence(found: Found, label: str, member: Run) -> str:
 
 
 def _async_sentences(run: Run, found: Found) -> List[str]:
-    return [_async_sentence(found, label, member)
-            for label, member in members_by_setting(run).items() if is_async(label)]
+    return [
+        _async_sentence(found, label, member)
+        for label, member in members_by_setting(run).items()
+        if is_async(label)
+    ]
 
 
 def _blocking_sentences(found: Found) -> List[str]:
@@ -667,17 +758,22 @@ def _blocking_sentences(found: Found) -> List[str]:
     for setting in setting_order(key.setting for key in found):
         if setting == NONE:
             continue
-        changed = [_pair_text(operation, kind, size, base, mine)
-                   for operation, kind, size, base, mine in _against_none(found, setting, BLOCKING)
-                   if not mine.same(base)
-                   and abs(mine.value - base.value) > BLOCKING_CHANGE * base.value]
+        changed = [
+            _pair_text(operation, kind, size, base, mine)
+            for operation, kind, size, base, mine in _against_none(found, setting, BLOCKING)
+            if not mine.same(base) and abs(mine.value - base.value) > BLOCKING_CHANGE * base.value
+        ]
         if changed:
-            sentences.append(f"{setting} changed the blocking time t_b itself: "
-                             + ", ".join(changed) + "; its points computed for their own t_b")
+            sentences.append(
+                f"{setting} changed the blocking time t_b itself: "
+                + ", ".join(changed)
+                + "; its points computed for their own t_b"
+            )
     return sentences
 
 
 # --- interrupts ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Interrupts:
@@ -700,62 +796,100 @@ def interrupts(run: Run) -> List[Interrupts]:
         rate, threads = record_integer(params.get("rate_hz")), record_integer(stats.get("threads"))
         t1, t2, wakeups, achieved, per_interrupt = (
             record_number(stats.get(name))
-            for name in ("t1_ns", "t2_ns", "wakeups", "achieved_hz", "per_interrupt_ns"))
-        if rate is None or threads is None or t1 is None or t2 is None or wakeups is None \
-                or achieved is None or per_interrupt is None:
+            for name in ("t1_ns", "t2_ns", "wakeups", "achieved_hz", "per_interrupt_ns")
+        )
+        if (
+            rate is None
+            or threads is None
+            or t1 is None
+            or t2 is None
+            or wakeups is None
+            or achieved is None
+            or per_interrupt is None
+        ):
             continue
-        found.append(Interrupts(rate, threads, t1, t2, wakeups, achieved, per_interrupt,
-                                record_number(stats.get("spread"))))
+        found.append(
+            Interrupts(
+                rate,
+                threads,
+                t1,
+                t2,
+                wakeups,
+                achieved,
+                per_interrupt,
+                record_number(stats.get("spread")),
+            )
+        )
     return sorted(found, key=lambda entry: entry.rate_hz)
 
 
 def _interrupt_sentences(run: Run) -> List[str]:
     sentences = []
     for found in interrupts(run):
-        head = (f"interrupts at {found.rate_hz} Hz ({found.achieved_hz:.0f} Hz achieved), "
-                f"{found.threads} computing threads")
+        head = (
+            f"interrupts at {found.rate_hz} Hz ({found.achieved_hz:.0f} Hz achieved), "
+            f"{found.threads} computing threads"
+        )
         if found.per_interrupt_ns <= 0 or found.t2_ns <= found.t1_ns or found.t1_ns <= 0:
-            sentences.append(head + ": no measurable cost, the work took as long with the timer "
-                                    "as without (within noise)")
+            sentences.append(
+                head + ": no measurable cost, the work took as long with the timer "
+                "as without (within noise)"
+            )
         else:
             sentences.append(
                 head + f": each wake-up took {format_time(found.per_interrupt_ns)} of CPU per "
                 f"core, {factor(found.per_interrupt_ns / SEED_INTERRUPT_NS)} the seed's "
                 f"{format_time(SEED_INTERRUPT_NS)}; the work took "
                 f"{percent((found.t2_ns - found.t1_ns) / found.t1_ns)} longer with the timer "
-                "(what a progress thread woken as often by interrupts would take, seed §V-B2)")
+                "(what a progress thread woken as often by interrupts would take, seed §V-B2)"
+            )
         if found.achieved_hz < RATE_SHORTFALL * found.rate_hz:
-            sentences.append(f"warning: interrupts: the timer fired {found.achieved_hz:.0f} times "
-                             f"a second of the {found.rate_hz} asked: the cost per wake-up holds, "
-                             "but the cores were loaded less than asked")
+            sentences.append(
+                f"warning: interrupts: the timer fired {found.achieved_hz:.0f} times "
+                f"a second of the {found.rate_hz} asked: the cost per wake-up holds, "
+                "but the cores were loaded less than asked"
+            )
     return sentences
 
 
 def _warning_notes(run: Run) -> List[str]:
     """The programs' warnings (MPILENS_PROGRESS set without the library loaded, ...), each
     naming its setting."""
-    texts = [f"warning: {label_of(member)}: {text}" for member in (run.members or [run])
-             for text in member.note_texts("warning")]
+    texts = [
+        f"warning: {label_of(member)}: {text}"
+        for member in (run.members or [run])
+        for text in member.note_texts("warning")
+    ]
     return list(dict.fromkeys(texts))
 
 
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = measurements(run)
-    return (_missing_baseline_sentences(found) + _overhead_sentences(found)
-            + _contrast_sentences(found) + _placement_sentences(run)
-            + _async_sentences(run, found) + _blocking_sentences(found)
-            + _interrupt_sentences(run) + _warning_notes(run))
+    return (
+        _missing_baseline_sentences(found)
+        + _overhead_sentences(found)
+        + _contrast_sentences(found)
+        + _placement_sentences(run)
+        + _async_sentences(run, found)
+        + _blocking_sentences(found)
+        + _interrupt_sentences(run)
+        + _warning_notes(run)
+    )
 
 
 # --- the table `mpilens progress` prints ---------------------------------------------------------
 
+
 def curve_names(found: Found) -> List[str]:
     """Every overhead curve's name, in the order of named_series."""
     present = {(key.setting, key.strategy) for key in found}
-    return [curve_name(setting, strategy)
-            for setting in setting_order(key.setting for key in found)
-            for strategy in (NONE, TEST_BEST) if (setting, strategy) in present]
+    return [
+        curve_name(setting, strategy)
+        for setting in setting_order(key.setting for key in found)
+        for strategy in (NONE, TEST_BEST)
+        if (setting, strategy) in present
+    ]
 
 
 def table_size(curves: Dict[str, Dict[int, Measure]]) -> Optional[int]:
@@ -780,12 +914,20 @@ def comparison_table(run: Run) -> List[str]:
             if size is None:
                 continue
             t_b = reference(found, operation).get(size)
-            rows.append([title(operation), kind, format_size(size), format_time(t_b) if t_b
-                         is not None else "-",
-                         *(overhead_text(curves.get(name, {}).get(size)) for name in names)])
-    return ["overhead t_o at the largest size: none is the library alone without tests, "
-            "test-best its best MPI_Test interval, the other columns each setting without tests; "
-            "~0: within noise of zero"] + columns(rows, left=2)
+            rows.append(
+                [
+                    title(operation),
+                    kind,
+                    format_size(size),
+                    format_time(t_b) if t_b is not None else "-",
+                    *(overhead_text(curves.get(name, {}).get(size)) for name in names),
+                ]
+            )
+    return [
+        "overhead t_o at the largest size: none is the library alone without tests, "
+        "test-best its best MPI_Test interval, the other columns each setting without tests; "
+        "~0: within noise of zero"
+    ] + columns(rows, left=2)
 
 
 def best_curve(found: Found, operation: str, kind: str) -> Optional[str]:
@@ -798,9 +940,11 @@ def best_curve(found: Found, operation: str, kind: str) -> Optional[str]:
 
 # --- comparison ----------------------------------------------------------------------------------
 
+
 def _best_text(ranked: List[Tuple[str, Measure]], base: Measure) -> str:
-    if not ranked or (not ranked[0][1].nil and (ranked[0][1].same(base)
-                                                 or ranked[0][1].value > base.value)):
+    if not ranked or (
+        not ranked[0][1].nil and (ranked[0][1].same(base) or ranked[0][1].value > base.value)
+    ):
         return "nothing better than none"
     name, best = ranked[0]
     return f"{name} {overhead_text(best)} ({change(base, best)})"
@@ -811,18 +955,19 @@ def _side(found: Found, operation: str, kind: str, size: int) -> Tuple[str, str]
     curves = named_series(found, operation, kind)
     base = curves[NONE][size]
     t_b = blocking(found, operation).get(size)
-    loss = overhead_text(base) + (f" ({percent(max(base.value, 0.0) / t_b)} of t_b)"
-                                  if t_b else "")
+    loss = overhead_text(base) + (f" ({percent(max(base.value, 0.0) / t_b)} of t_b)" if t_b else "")
     return loss, _best_text(ranking(curves, size), base)
 
 
 def _interrupt_comparison(run_a: Run, run_b: Run, names: Tuple[str, str]) -> List[str]:
     found_a = {entry.rate_hz: entry for entry in interrupts(run_a)}
     found_b = {entry.rate_hz: entry for entry in interrupts(run_b)}
-    return [f"interrupts at {rate} Hz: {format_time(found_a[rate].per_interrupt_ns)} per wake-up "
-            f"per core in {names[0]}, {format_time(found_b[rate].per_interrupt_ns)} in "
-            f"{names[1]} (the seed: {format_time(SEED_INTERRUPT_NS)})"
-            for rate in sorted(set(found_a) & set(found_b))]
+    return [
+        f"interrupts at {rate} Hz: {format_time(found_a[rate].per_interrupt_ns)} per wake-up "
+        f"per core in {names[0]}, {format_time(found_b[rate].per_interrupt_ns)} in "
+        f"{names[1]} (the seed: {format_time(SEED_INTERRUPT_NS)})"
+        for rate in sorted(set(found_a) & set(found_b))
+    ]
 
 
 def compare(run_a: Run, run_b: Run) -> List[str]:
@@ -833,15 +978,18 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     sentences = []
     for operation in operations_measured(found_a):
         for kind in kinds_measured(found_a, operation):
-            sizes = set(_series(found_a, operation, kind, NONE, NONE)) \
-                & set(_series(found_b, operation, kind, NONE, NONE))
+            sizes = set(_series(found_a, operation, kind, NONE, NONE)) & set(
+                _series(found_b, operation, kind, NONE, NONE)
+            )
             if not sizes:
                 continue
             size = max(sizes)
-            (loss_a, best_a), (loss_b, best_b) = (_side(found, operation, kind, size)
-                                                  for found in (found_a, found_b))
+            (loss_a, best_a), (loss_b, best_b) = (
+                _side(found, operation, kind, size) for found in (found_a, found_b)
+            )
             sentences.append(
                 f"{title(operation)} at {format_size(size)}, {kind}-based: without help "
                 f"{loss_a} in {names[0]}, {loss_b} in {names[1]}; best: {best_a} in "
-                f"{names[0]}, {best_b} in {names[1]}")
+                f"{names[0]}, {best_b} in {names[1]}"
+            )
     return sentences + _interrupt_comparison(run_a, run_b, names)

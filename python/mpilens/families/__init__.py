@@ -14,8 +14,10 @@ from ..errors import MpilensError
 from ..family import Family
 from . import coll, map, monitor, overlap, piggyback, progress, sanity
 
-FAMILIES: Dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in (
-    sanity, overlap, coll, piggyback, progress, monitor, map)}
+FAMILIES: Dict[str, Family] = {
+    module.FAMILY.name: module.FAMILY
+    for module in (sanity, overlap, coll, piggyback, progress, monitor, map)
+}
 
 
 def suite_families() -> List[Family]:
@@ -27,5 +29,6 @@ def get(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise MpilensError(f'unknown family "{name}"; this mpilens knows: '
-                           + ", ".join(FAMILIES)) from None
+        raise MpilensError(
+            f'unknown family "{name}"; this mpilens knows: ' + ", ".join(FAMILIES)
+        ) from None

@@ -16,8 +16,9 @@ def ops(text: str) -> str:
 
 def methods(text: str) -> str:
     derived = "computed from the barrier method's runs: add barrier to get it"
-    return name_list(text, analysis.METHODS, "method", "oli,rounds",
-                     dict.fromkeys(analysis.DERIVED, derived))
+    return name_list(
+        text, analysis.METHODS, "method", "oli,rounds", dict.fromkeys(analysis.DERIVED, derived)
+    )
 
 
 def algos(text: str) -> str:
@@ -38,8 +39,9 @@ def hop_delay(text: str) -> str:
 def block(text: str) -> str:
     low, high = analysis.BLOCK_RANGE
     if not text.strip().isdigit() or not low <= int(text) <= high:
-        raise MpilensError(f'invalid block "{text}": expected a number of operations from {low} '
-                           f"to {high}")
+        raise MpilensError(
+            f'invalid block "{text}": expected a number of operations from {low} to {high}'
+        )
     return text.strip()
 
 
@@ -50,33 +52,69 @@ def wait(text: str) -> str:
 
 
 # The seed's rule is full's: blocks of 100 operations, 8 to 30 blocks, until their RSD is below 3%.
-PRESETS = {"quick": ["--block", "10", "--min-blocks", "3", "--max-blocks", "5"],
-           "default": ["--block", "50", "--min-blocks", "5", "--max-blocks", "15"],
-           "full": []}
+PRESETS = {
+    "quick": ["--block", "10", "--min-blocks", "3", "--max-blocks", "5"],
+    "default": ["--block", "50", "--min-blocks", "5", "--max-blocks", "15"],
+    "full": [],
+}
 
 OPTIONS = (
-    FamilyOption("--op", "LIST", "operations, separated by commas: "
-                 + ", ".join(analysis.OPS) + ", or all (default bcast)", ops),
-    FamilyOption("--method", "LIST", "methods, separated by commas: "
-                 + ", ".join(analysis.METHODS) + ", or all (default all)", methods),
-    FamilyOption("--algo", "LIST", "implementations, separated by commas: "
-                 + ", ".join(analysis.ALGOS) + ", or all (default all)", algos),
+    FamilyOption(
+        "--op",
+        "LIST",
+        "operations, separated by commas: " + ", ".join(analysis.OPS) + ", or all (default bcast)",
+        ops,
+    ),
+    FamilyOption(
+        "--method",
+        "LIST",
+        "methods, separated by commas: " + ", ".join(analysis.METHODS) + ", or all (default all)",
+        methods,
+    ),
+    FamilyOption(
+        "--algo",
+        "LIST",
+        "implementations, separated by commas: "
+        + ", ".join(analysis.ALGOS)
+        + ", or all (default all)",
+        algos,
+    ),
     FamilyOption("--size", "BYTES", "message size, such as 256 or 64K (default 256)", size),
-    FamilyOption("--hop-delay", "TIME", "busy wait before every forwarding send of the reference "
-                 "algorithms, such as 100 (µs) or 2ms, at most 1s: the true latency is then "
-                 "known (default 0)", hop_delay),
-    FamilyOption("--block", "M", "operations per block, {} to {} (the preset's otherwise)"
-                 .format(*analysis.BLOCK_RANGE), block),
-    FamilyOption("--fast", "", "oli: measure in full only the candidates of a cheap pass, plus "
-                 "random checks"),
-    FamilyOption("--wait", "MODE", "how ranks wait: " + ", ".join(analysis.WAITS)
-                 + " (default auto)", wait),
+    FamilyOption(
+        "--hop-delay",
+        "TIME",
+        "busy wait before every forwarding send of the reference "
+        "algorithms, such as 100 (µs) or 2ms, at most 1s: the true latency is then "
+        "known (default 0)",
+        hop_delay,
+    ),
+    FamilyOption(
+        "--block",
+        "M",
+        "operations per block, {} to {} (the preset's otherwise)".format(*analysis.BLOCK_RANGE),
+        block,
+    ),
+    FamilyOption(
+        "--fast", "", "oli: measure in full only the candidates of a cheap pass, plus random checks"
+    ),
+    FamilyOption(
+        "--wait", "MODE", "how ranks wait: " + ", ".join(analysis.WAITS) + " (default auto)", wait
+    ),
 )
 
 FAMILY = Family(
-    "coll", analysis.PROGRAM,
+    "coll",
+    analysis.PROGRAM,
     "How long does a collective really take to reach each rank? Every common method against "
     "the per-rank operation latency OL_i, over rank counts (seed 003)",
-    plots.render, analysis.diagnose, analysis.compare, commands=(COMMAND,),
-    presets=PRESETS, options=OPTIONS, compare_parts=plots.compare_parts, np_series=True,
-    min_ranks=2, text_table=analysis.comparison_table)
+    plots.render,
+    analysis.diagnose,
+    analysis.compare,
+    commands=(COMMAND,),
+    presets=PRESETS,
+    options=OPTIONS,
+    compare_parts=plots.compare_parts,
+    np_series=True,
+    min_ranks=2,
+    text_table=analysis.comparison_table,
+)

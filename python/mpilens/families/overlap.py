@@ -14,10 +14,21 @@ def bench_list(text: str) -> str:
 
 
 FAMILY = Family(
-    "overlap", "mpilens-overlap",
+    "overlap",
+    "mpilens-overlap",
     "Does non-blocking communication progress while the program computes? Heat maps over "
     "message size × computation time (seed 000)",
-    plots.render, analysis.diagnose, analysis.compare, commands=(COMMAND,),
-    options=(FamilyOption("--bench", "LIST", "benchmarks to run, separated by commas: "
-                          + ", ".join(analysis.BENCHES) + ", or all", bench_list),),
-    compare_parts=plots.compare_parts)
+    plots.render,
+    analysis.diagnose,
+    analysis.compare,
+    commands=(COMMAND,),
+    options=(
+        FamilyOption(
+            "--bench",
+            "LIST",
+            "benchmarks to run, separated by commas: " + ", ".join(analysis.BENCHES) + ", or all",
+            bench_list,
+        ),
+    ),
+    compare_parts=plots.compare_parts,
+)

@@ -67,8 +67,13 @@ APPS = {
 
 def _pb_methods(text: str) -> List[str]:
     """--methods of mpilens piggyback: the layer's methods, or all, in the layer's order."""
-    return chosen_names(text, piggyback.METHODS, "method", "pack-before,separate",
-                        {piggyback.NONE: "the run without the layer is always made"})
+    return chosen_names(
+        text,
+        piggyback.METHODS,
+        "method",
+        "pack-before,separate",
+        {piggyback.NONE: "the run without the layer is always made"},
+    )
 
 
 def _pb_sizes(text: str) -> List[int]:
@@ -82,7 +87,8 @@ def _pb_sizes(text: str) -> List[int]:
         if size is None or size > piggyback.PB_SIZE_MAX:
             raise argparse.ArgumentTypeError(
                 f'invalid pb size "{word.strip()}" in "{text}": expected numbers of bytes from 0 '
-                f"to {piggyback.PB_SIZE_MAX} separated by commas, such as {PIGGYBACK_PB_SIZES}")
+                f"to {piggyback.PB_SIZE_MAX} separated by commas, such as {PIGGYBACK_PB_SIZES}"
+            )
         if size not in sizes:
             sizes.append(size)
     return sorted(sizes)
@@ -96,33 +102,63 @@ def _app_scale(text: str) -> float:
     if not math.isfinite(scale) or not 0 < scale <= APP_SCALE_MAX:
         raise argparse.ArgumentTypeError(
             f'invalid app scale "{text}": expected a number above 0 and at most '
-            f"{APP_SCALE_MAX:g}, such as 0.1 or 2")
+            f"{APP_SCALE_MAX:g}, such as 0.1 or 2"
+        )
     return scale
 
 
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("piggyback options")
-    group.add_argument("--methods", type=_pb_methods, default=list(piggyback.METHODS),
-                       metavar="LIST", help="methods of the layer, separated by commas: "
-                       + ", ".join(piggyback.METHODS) + ", or all (default all)")
-    group.add_argument("--pb-sizes", type=_pb_sizes, default=list(piggyback.PB_SIZES),
-                       metavar="LIST",
-                       help="pb sizes in bytes (0 to 65536) at which latency at "
-                            f"{format_size(piggyback.PB_LATENCY_SIZE)} and bandwidth at "
-                            f"{format_size(piggyback.PB_BANDWIDTH_SIZE)} are measured "
-                            f"(default {PIGGYBACK_PB_SIZES})")
-    group.add_argument("--apps", action=argparse.BooleanOptionalAction, default=None,
-                       help="also time the example applications (sweep, cg) with and without "
-                            "the layer (default: on, off with --preset quick)")
-    group.add_argument("--app-scale", type=_app_scale, default=1.0, metavar="X",
-                       help="multiply the applications' iterations by X, such as 0.1 for a "
-                            "smoke test (default 1: a solve lasts a fraction of a second)")
-    group.add_argument("--no-auto-file", dest="auto_file", action="store_false",
-                       help="do not write the measured auto threshold into the file the layer "
-                            "reads")
-    group.add_argument("--lib-dir", metavar="DIR",
-                       help=lib_dir_help(PIGGYBACK_LIBRARY))
+    group.add_argument(
+        "--methods",
+        type=_pb_methods,
+        default=list(piggyback.METHODS),
+        metavar="LIST",
+        help=(
+            "methods of the layer, separated by commas: "
+            + ", ".join(piggyback.METHODS)
+            + ", or all (default all)"
+        ),
+    )
+    group.add_argument(
+        "--pb-sizes",
+        type=_pb_sizes,
+        default=list(piggyback.PB_SIZES),
+        metavar="LIST",
+        help=(
+            "pb sizes in bytes (0 to 65536) at which latency at "
+            f"{format_size(piggyback.PB_LATENCY_SIZE)} and bandwidth at "
+            f"{format_size(piggyback.PB_BANDWIDTH_SIZE)} are measured "
+            f"(default {PIGGYBACK_PB_SIZES})"
+        ),
+    )
+    group.add_argument(
+        "--apps",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=(
+            "also time the example applications (sweep, cg) with and without "
+            "the layer (default: on, off with --preset quick)"
+        ),
+    )
+    group.add_argument(
+        "--app-scale",
+        type=_app_scale,
+        default=1.0,
+        metavar="X",
+        help=(
+            "multiply the applications' iterations by X, such as 0.1 for a "
+            "smoke test (default 1: a solve lasts a fraction of a second)"
+        ),
+    )
+    group.add_argument(
+        "--no-auto-file",
+        dest="auto_file",
+        action="store_false",
+        help="do not write the measured auto threshold into the file the layer reads",
+    )
+    group.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(PIGGYBACK_LIBRARY))
 
 
 @dataclass
@@ -156,12 +192,10 @@ class AppRun:
 
     @property
     def key(self) -> str:
-        return (f"app/app={self.app}/recv={self.recv}/method={self.method}/"
-                f"pb_size={self.pb_size}")
+        return f"app/app={self.app}/recv={self.recv}/method={self.method}/pb_size={self.pb_size}"
 
 
-def _piggyback_runs(args: argparse.Namespace, family: Family,
-                    outdir: Path) -> List[PiggybackRun]:
+def _piggyback_runs(args: argparse.Namespace, family: Family, outdir: Path) -> List[PiggybackRun]:
     """The program's runs, in the order they are made: the library alone, then each method over
     message sizes (auto last, so that it can use the threshold measured before it), then the
     pb-size sweep. The pb size of the first sweep (4 B) needs no run of its own."""
@@ -175,17 +209,35 @@ def _piggyback_runs(args: argparse.Namespace, family: Family,
     for method in (piggyback.NONE, *args.methods):
         output = outdir / f"piggyback-{method}.jsonl"
         pb_size = 0 if method == piggyback.NONE else piggyback.MAIN_PB_SIZE
-        planned.append(PiggybackRun(method, pb_size, None, output,
-                                    program_args(output, "--sizes", sizes)))
+        planned.append(
+            PiggybackRun(method, pb_size, None, output, program_args(output, "--sizes", sizes))
+        )
     for method in args.methods:
         for pb_size in args.pb_sizes:
             if pb_size == piggyback.MAIN_PB_SIZE:
                 continue
-            for bench, size in ((piggyback.LATENCY, piggyback.PB_LATENCY_SIZE),
-                                (piggyback.BANDWIDTH, piggyback.PB_BANDWIDTH_SIZE)):
+            for bench, size in (
+                (piggyback.LATENCY, piggyback.PB_LATENCY_SIZE),
+                (piggyback.BANDWIDTH, piggyback.PB_BANDWIDTH_SIZE),
+            ):
                 output = outdir / f"piggyback-{method}-pb{pb_size}-{bench}.jsonl"
-                planned.append(PiggybackRun(method, pb_size, bench, output, program_args(
-                    output, "--sizes", f"{size}:{size}", "--bench", bench, "--recv", "specific")))
+                planned.append(
+                    PiggybackRun(
+                        method,
+                        pb_size,
+                        bench,
+                        output,
+                        program_args(
+                            output,
+                            "--sizes",
+                            f"{size}:{size}",
+                            "--bench",
+                            bench,
+                            "--recv",
+                            "specific",
+                        ),
+                    )
+                )
     return planned
 
 
@@ -194,8 +246,11 @@ def _app_runs(args: argparse.Namespace) -> List[AppRun]:
     for app in piggyback.APPS:
         for recv in piggyback.RECVS:
             planned.append(AppRun(app, recv, piggyback.NONE, 0))
-            planned += [AppRun(app, recv, method, pb_size) for method in args.methods
-                        for pb_size in piggyback.APP_PB_SIZES]
+            planned += [
+                AppRun(app, recv, method, pb_size)
+                for method in args.methods
+                for pb_size in piggyback.APP_PB_SIZES
+            ]
     return planned
 
 
@@ -207,21 +262,33 @@ def _app_args(args: argparse.Namespace, app: str) -> List[str]:
 
 def _app_options(args: argparse.Namespace) -> Dict[str, str]:
     """What the applications' file was measured with; --resume must find the same."""
-    return {"apps": ",".join(piggyback.APPS), "methods": ",".join(args.methods),
-            "pb_sizes": ",".join(str(size) for size in piggyback.APP_PB_SIZES),
-            "np": str(args.np),
-            **{app: " ".join(_app_args(args, app)) for app in piggyback.APPS}}
+    return {
+        "apps": ",".join(piggyback.APPS),
+        "methods": ",".join(args.methods),
+        "pb_sizes": ",".join(str(size) for size in piggyback.APP_PB_SIZES),
+        "np": str(args.np),
+        **{app: " ".join(_app_args(args, app)) for app in piggyback.APPS},
+    }
 
 
-def _layer_env(library: Path, method: str, pb_size: int,
-               threshold: Optional[int]) -> Dict[str, str]:
+def _layer_env(
+    library: Path, method: str, pb_size: int, threshold: Optional[int]
+) -> Dict[str, str]:
     """What every rank needs for one layer configuration; nothing without the layer."""
     if method == piggyback.NONE:
         return {}
-    settings = {name: value for name, value in os.environ.items()
-                if name.startswith(PIGGYBACK_SETTINGS) and name not in PIGGYBACK_OWN}
-    env = {**settings, "LD_PRELOAD": str(library), "MPILENS_PB_METHOD": method,
-           "MPILENS_PB_SIZE": str(pb_size), "MPILENS_PB_DRIVER": PIGGYBACK_DRIVER}
+    settings = {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith(PIGGYBACK_SETTINGS) and name not in PIGGYBACK_OWN
+    }
+    env = {
+        **settings,
+        "LD_PRELOAD": str(library),
+        "MPILENS_PB_METHOD": method,
+        "MPILENS_PB_SIZE": str(pb_size),
+        "MPILENS_PB_DRIVER": PIGGYBACK_DRIVER,
+    }
     # auto is measured with the threshold just measured, unless the user set one.
     if method == "auto" and threshold is not None and piggyback.AUTO_ENV not in env:
         env[piggyback.AUTO_ENV] = str(threshold)
@@ -252,7 +319,8 @@ def _check_layer(run: results.Run, planned: PiggybackRun) -> None:
             f'"{planned.output}" was measured with the layer "{method}" and a {pb_size}-byte pb, '
             f'not "{planned.method}" with {planned.pb_size} bytes: the ranks did not get '
             "LD_PRELOAD and the MPILENS_PB_ variables (a --launcher must pass its environment on "
-            "to them)")
+            "to them)"
+        )
 
 
 def _run_piggyback(launcher: _Launcher, program: Path, planned: PiggybackRun) -> results.Run:
@@ -276,8 +344,10 @@ def _app_measurement(text: str, command: Sequence[str]) -> Tuple[str, float, Opt
         time_s = float(found["time_s"])
         checksum = found["checksum"]
     except (KeyError, ValueError):
-        raise MpilensError(f'"{shlex.join(command)}" did not print its "checksum" and "time_s" '
-                           f"lines; it printed: {text.strip()[:300]!r}") from None
+        raise MpilensError(
+            f'"{shlex.join(command)}" did not print its "checksum" and "time_s" '
+            f"lines; it printed: {text.strip()[:300]!r}"
+        ) from None
     try:
         residual = float(found["residual"]) if "residual" in found else None
     except ValueError:
@@ -288,14 +358,21 @@ def _app_measurement(text: str, command: Sequence[str]) -> Tuple[str, float, Opt
 def _apps_meta(args: argparse.Namespace, base: results.Run, total: int) -> Dict[str, object]:
     """The applications' meta record. They run with the programs' build, so under the MPI
     library the program without the layer found; they say nothing of the machine themselves."""
-    return {"type": "meta", "schema": results.SUPPORTED_SCHEMA, "family": piggyback.FAMILY,
-            "program": "mpilens piggyback (example applications)",
-            "mpilens_version": __version__,
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": ["mpilens", *getattr(args, "argv", [])],
-            "mpi": base.meta.get("mpi"), "ranks": args.np, "nodes": base.meta.get("nodes"),
-            "hosts": base.meta.get("hosts"), "options": _app_options(args),
-            "points_total": total}
+    return {
+        "type": "meta",
+        "schema": results.SUPPORTED_SCHEMA,
+        "family": piggyback.FAMILY,
+        "program": "mpilens piggyback (example applications)",
+        "mpilens_version": __version__,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": ["mpilens", *getattr(args, "argv", [])],
+        "mpi": base.meta.get("mpi"),
+        "ranks": args.np,
+        "nodes": base.meta.get("nodes"),
+        "hosts": base.meta.get("hosts"),
+        "options": _app_options(args),
+        "points_total": total,
+    }
 
 
 def _record_line(record: Mapping[str, object]) -> str:
@@ -308,14 +385,22 @@ def _apps_done(path: Path, args: argparse.Namespace) -> set:
         return set()
     run = results.load(path)
     if run.meta.get("options") != _app_options(args):
-        raise MpilensError(f'cannot resume "{path}": it was measured with other options (methods, '
-                           "rank count or application sizes); run with those, or choose another "
-                           "--output")
+        raise MpilensError(
+            f'cannot resume "{path}": it was measured with other options (methods, '
+            "rank count or application sizes); run with those, or choose another "
+            "--output"
+        )
     return {point["key"] for point in run.points}
 
 
-def _run_apps(args: argparse.Namespace, launcher: _Launcher, programs: Mapping[str, Path],
-              base: results.Run, path: Path, done: set) -> None:
+def _run_apps(
+    args: argparse.Namespace,
+    launcher: _Launcher,
+    programs: Mapping[str, Path],
+    base: results.Run,
+    path: Path,
+    done: set,
+) -> None:
     planned = _app_runs(args)
     progress = Progress("piggyback, applications")
     progress.start(len(done))
@@ -329,20 +414,34 @@ def _run_apps(args: argparse.Namespace, launcher: _Launcher, programs: Mapping[s
                 continue
             env = launcher.env(app_run.method, app_run.pb_size)
             app_args = _app_args(args, app_run.app) + (
-                ["--wildcard"] if app_run.recv == "wildcard" else [])
+                ["--wildcard"] if app_run.recv == "wildcard" else []
+            )
             command = launcher.command(programs[app_run.app], app_args, env)
             own_env = launcher.announce(command, env)
             checksum, time_s, residual = _app_measurement(
-                launch.run_captured(command, env=own_env), command)
+                launch.run_captured(command, env=own_env), command
+            )
             stats: Dict[str, object] = {"time_s": time_s, "checksum": checksum}
             if residual is not None:
                 stats["residual"] = residual
-            out.write(_record_line({
-                "type": "point", "family": piggyback.FAMILY, "bench": piggyback.APP,
-                "key": app_run.key,
-                "params": {"app": app_run.app, "recv": app_run.recv, "method": app_run.method,
-                           "pb_size": app_run.pb_size, "args": app_args},
-                "stats": stats}))
+            out.write(
+                _record_line(
+                    {
+                        "type": "point",
+                        "family": piggyback.FAMILY,
+                        "bench": piggyback.APP,
+                        "key": app_run.key,
+                        "params": {
+                            "app": app_run.app,
+                            "recv": app_run.recv,
+                            "method": app_run.method,
+                            "pb_size": app_run.pb_size,
+                            "args": app_args,
+                        },
+                        "stats": stats,
+                    }
+                )
+            )
             out.flush()
             finished += 1
             progress.update(finished, len(planned))
@@ -353,13 +452,16 @@ def _auto_threshold(runs: Sequence[results.Run]) -> Optional[piggyback.Threshold
     return piggyback.auto_threshold(piggyback.measurements(piggyback.combine(runs)))
 
 
-def _auto_file_line(args: argparse.Namespace, base: results.Run,
-                    threshold: Optional[piggyback.Threshold]) -> str:
+def _auto_file_line(
+    args: argparse.Namespace, base: results.Run, threshold: Optional[piggyback.Threshold]
+) -> str:
     """Write the threshold for this library where the layer reads it; say what was done."""
     path = piggyback.auto_file_path()
     if threshold is None:
-        return (f"auto threshold: not measured (it needs {piggyback.AUTO_PACK} and "
-                f"{piggyback.AUTO_DATATYPE} in --methods); {path} left as it was")
+        return (
+            f"auto threshold: not measured (it needs {piggyback.AUTO_PACK} and "
+            f"{piggyback.AUTO_DATATYPE} in --methods); {path} left as it was"
+        )
     what = f"auto threshold: {threshold.size} bytes"
     if not args.auto_file:
         return f"{what} (not written: --no-auto-file)"
@@ -374,23 +476,31 @@ def _check_auto_file() -> None:
     """The auto threshold file must be writable: found out before the runs, not after them."""
     path = piggyback.auto_file_path()
     existing = next(parent for parent in (path, *path.parents) if parent.exists())
-    if (existing == path and not (path.is_file() and os.access(path, os.W_OK))) or \
-            (existing != path and not (existing.is_dir() and os.access(existing, os.W_OK))):
-        raise MpilensError(f'cannot write the auto threshold file "{path}"; give --no-auto-file, '
-                           "or set MPILENS_PB_AUTO_FILE to a writable file")
+    if (existing == path and not (path.is_file() and os.access(path, os.W_OK))) or (
+        existing != path and not (existing.is_dir() and os.access(existing, os.W_OK))
+    ):
+        raise MpilensError(
+            f'cannot write the auto threshold file "{path}"; give --no-auto-file, '
+            "or set MPILENS_PB_AUTO_FILE to a writable file"
+        )
 
 
 def _run(args: argparse.Namespace, family: Family) -> Outcome:
     check_resume(args)
     if args.np < family.min_ranks:
-        raise MpilensError(f"piggyback needs at least {family.min_ranks} ranks; --np is "
-                           f"{args.np}")
+        raise MpilensError(f"piggyback needs at least {family.min_ranks} ranks; --np is {args.np}")
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PIGGYBACK_LIBRARY, flavour, args.lib_dir, args.bin_dir)
     apps = APPS_ON[args.preset] if args.apps is None else args.apps
-    app_programs = {app: launch.find_program(name, flavour, args.bin_dir)
-                    for app, (name, _, _) in APPS.items()} if apps else {}
+    app_programs = (
+        {
+            app: launch.find_program(name, flavour, args.bin_dir)
+            for app, (name, _, _) in APPS.items()
+        }
+        if apps
+        else {}
+    )
     outdir = output_dir(args.output, flavour)
     planned = _piggyback_runs(args, family, outdir)
     apps_path = outdir / PIGGYBACK_APPS_FILE
@@ -415,23 +525,43 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
         _run_apps(args, launcher, app_programs, runs[0], apps_path, apps_done)
         runs.append(results.load(apps_path))
     mismatches = piggyback.checksum_mismatches(piggyback.combine(runs))
-    failure = ("the layer changed the applications' results: "
-               + "; ".join(str(mismatch) for mismatch in mismatches)) if mismatches else None
+    failure = (
+        (
+            "the layer changed the applications' results: "
+            + "; ".join(str(mismatch) for mismatch in mismatches)
+        )
+        if mismatches
+        else None
+    )
     return Outcome(runs, outdir, results=outdir, notes=[threshold_line], failure=failure)
 
 
 FAMILY = Family(
-    "piggyback", PROGRAM,
+    "piggyback",
+    PROGRAM,
     "What does attaching piggyback data to every message cost? Latency and bandwidth under each "
     "method of libmpilens-piggyback against the library alone, over message and pb sizes, and "
     "the overhead on two applications (seed 001)",
-    plots.render, piggyback.diagnose, piggyback.compare,
-    commands=(Command(
-        _add_arguments, _run,
-        description=f"Run {PROGRAM} without libmpilens-piggyback, then under each method "
-                    f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several "
-                    "pb sizes, and the example applications with and without the layer; write "
-                    "the threshold of the auto method for this MPI library, a table, a "
-                    "diagnosis and DIR/report.html (seed 001)."),),
-    presets=PRESETS, compare_parts=plots.compare_parts, in_suite=False, min_ranks=2,
-    text_table=piggyback.comparison_table, combine=piggyback.combine)
+    plots.render,
+    piggyback.diagnose,
+    piggyback.compare,
+    commands=(
+        Command(
+            _add_arguments,
+            _run,
+            description=(
+                f"Run {PROGRAM} without libmpilens-piggyback, then under each method "
+                f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several "
+                "pb sizes, and the example applications with and without the layer; write "
+                "the threshold of the auto method for this MPI library, a table, a "
+                "diagnosis and DIR/report.html (seed 001)."
+            ),
+        ),
+    ),
+    presets=PRESETS,
+    compare_parts=plots.compare_parts,
+    in_suite=False,
+    min_ranks=2,
+    text_table=piggyback.comparison_table,
+    combine=piggyback.combine,
+)

@@ -44,8 +44,10 @@ PROGRAM = "mpilens-progress"
 BENCHES = program_options.choices(PROGRAM, "bench")
 # The MPI libraries' own progress threads, switched on by the async setting. Open MPI 4 has one
 # for its TCP transport only (between nodes; on one node nothing changes); MPICH has a general one.
-ASYNC_ENV = {launch.Flavour.MPICH: {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
-             launch.Flavour.OPENMPI: {"OMPI_MCA_btl_tcp_progress_thread": "1"}}
+ASYNC_ENV = {
+    launch.Flavour.MPICH: {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
+    launch.Flavour.OPENMPI: {"OMPI_MCA_btl_tcp_progress_thread": "1"},
+}
 # Seed 000's rendezvous benchmarks: where a transfer needs the receiver's progress to move on.
 OVERLAP_BENCHES = "sender,receiver"
 OVERLAP_ON = {"quick": False, "default": True, "full": True}
@@ -60,7 +62,8 @@ def _thread_modes(text: str) -> List[str]:
         if not THREAD_MODE.match(mode):
             raise argparse.ArgumentTypeError(
                 f'invalid thread mode "{mode}" in "{text}": expected poll, yield, sleep:US, rt or '
-                "rt:US (US a pause in microseconds, 1 to 9999999) separated by commas, or none")
+                "rt:US (US a pause in microseconds, 1 to 9999999) separated by commas, or none"
+            )
     return list(dict.fromkeys(modes))
 
 
@@ -71,37 +74,73 @@ def _names(allowed: Sequence[str], what: str, example: str) -> Callable[[str], L
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
-    group.add_argument("--bench", type=_names(BENCHES, "benchmark", "p2p,nbc"),
-                       default=list(BENCHES), metavar="LIST",
-                       help="benchmarks: " + ", ".join(BENCHES)
-                       + ", or all (default all); interrupts runs once, without any help")
-    group.add_argument("--ops", type=_names(analysis.OPS, "collective", "iallreduce,ibcast"),
-                       default=list(analysis.OPS),
-                       metavar="LIST", help="nbc collectives: " + ", ".join(analysis.OPS)
-                       + ", or all (default all)")
-    group.add_argument("--sizes", metavar="MIN:MAX",
-                       help="message sizes, passed on to the program (default: its preset's)")
-    group.add_argument("--threads", type=_thread_modes, default=_thread_modes(DEFAULT_THREADS),
-                       metavar="LIST",
-                       help="modes of the progress thread to measure, separated by commas: poll, "
-                            "yield, sleep:US, rt, rt:US; none for no thread (default "
-                            f"{DEFAULT_THREADS})")
-    group.add_argument("--placement", type=_names(PLACEMENTS, "placement", "shared,spare"),
-                       default=list(PLACEMENTS), metavar="LIST",
-                       help="where the thread runs: shared (not bound: beside its rank's "
-                            "computation) and spare (a core no rank of the node is bound to; "
-                            "needs bound ranks and a free core), or all (default all)")
-    group.add_argument("--async", dest="async_progress", action=argparse.BooleanOptionalAction,
-                       default=True,
-                       help="also measure the MPI library's own asynchronous progress (MPICH: "
-                            "MPIR_CVAR_ASYNC_PROGRESS=1; Open MPI 4: "
-                            "OMPI_MCA_btl_tcp_progress_thread=1, TCP only) (default on)")
-    group.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
-                       help="also run mpilens-overlap (sender, receiver) without and with the "
-                            "first thread setting, for the overlap maps with and without it "
-                            "(default: on, off with --preset quick)")
-    group.add_argument("--lib-dir", metavar="DIR",
-                       help=lib_dir_help(PROGRESS_LIBRARY))
+    group.add_argument(
+        "--bench",
+        type=_names(BENCHES, "benchmark", "p2p,nbc"),
+        default=list(BENCHES),
+        metavar="LIST",
+        help=(
+            "benchmarks: "
+            + ", ".join(BENCHES)
+            + ", or all (default all); interrupts runs once, without any help"
+        ),
+    )
+    group.add_argument(
+        "--ops",
+        type=_names(analysis.OPS, "collective", "iallreduce,ibcast"),
+        default=list(analysis.OPS),
+        metavar="LIST",
+        help="nbc collectives: " + ", ".join(analysis.OPS) + ", or all (default all)",
+    )
+    group.add_argument(
+        "--sizes",
+        metavar="MIN:MAX",
+        help="message sizes, passed on to the program (default: its preset's)",
+    )
+    group.add_argument(
+        "--threads",
+        type=_thread_modes,
+        default=_thread_modes(DEFAULT_THREADS),
+        metavar="LIST",
+        help=(
+            "modes of the progress thread to measure, separated by commas: poll, "
+            "yield, sleep:US, rt, rt:US; none for no thread (default "
+            f"{DEFAULT_THREADS})"
+        ),
+    )
+    group.add_argument(
+        "--placement",
+        type=_names(PLACEMENTS, "placement", "shared,spare"),
+        default=list(PLACEMENTS),
+        metavar="LIST",
+        help=(
+            "where the thread runs: shared (not bound: beside its rank's "
+            "computation) and spare (a core no rank of the node is bound to; "
+            "needs bound ranks and a free core), or all (default all)"
+        ),
+    )
+    group.add_argument(
+        "--async",
+        dest="async_progress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=(
+            "also measure the MPI library's own asynchronous progress (MPICH: "
+            "MPIR_CVAR_ASYNC_PROGRESS=1; Open MPI 4: "
+            "OMPI_MCA_btl_tcp_progress_thread=1, TCP only) (default on)"
+        ),
+    )
+    group.add_argument(
+        "--overlap",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=(
+            "also run mpilens-overlap (sender, receiver) without and with the "
+            "first thread setting, for the overlap maps with and without it "
+            "(default: on, off with --preset quick)"
+        ),
+    )
+    group.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(PROGRESS_LIBRARY))
 
 
 @dataclass
@@ -117,17 +156,22 @@ class Setting:
         return f"progress, {self.name}"
 
 
-def _settings(args: argparse.Namespace, flavour: launch.Flavour, library: Path,
-              spare_possible: bool) -> List[Setting]:
+def _settings(
+    args: argparse.Namespace, flavour: launch.Flavour, library: Path, spare_possible: bool
+) -> List[Setting]:
     """The library alone first, then each thread mode in each placement, then async."""
     chosen = [Setting(NONE)]
     placements = [p for p in args.placement if p != "spare" or spare_possible]
     for mode in args.threads:
         for placement in placements:
             value = mode + (",cpu=spare" if placement == "spare" else "")
-            chosen.append(Setting(f"thread-{mode.replace(':', '')}"
-                                  + ("-spare" if placement == "spare" else ""),
-                                  {"LD_PRELOAD": str(library), "MPILENS_PROGRESS": value}, value))
+            chosen.append(
+                Setting(
+                    f"thread-{mode.replace(':', '')}" + ("-spare" if placement == "spare" else ""),
+                    {"LD_PRELOAD": str(library), "MPILENS_PROGRESS": value},
+                    value,
+                )
+            )
     if args.async_progress and flavour in ASYNC_ENV:
         chosen.append(Setting("async", dict(ASYNC_ENV[flavour])))
     return chosen
@@ -141,13 +185,19 @@ def _spare_possible(args: argparse.Namespace) -> bool:
     return launch.usable_cpus() > args.np
 
 
-def _program_args(args: argparse.Namespace, family: Family, setting: Setting,
-                  output: Path) -> List[str]:
+def _program_args(
+    args: argparse.Namespace, family: Family, setting: Setting, output: Path
+) -> List[str]:
     """The library alone runs every strategy and the interrupt cost; a setting that brings its own
     progress runs the strategy none only: MPI_Test on top of a thread is not the seed's question."""
     benches = args.bench if setting.name == NONE else [b for b in args.bench if b != "interrupts"]
-    words = [*family.preset_args(args.preset), "--bench", ",".join(benches), "--ops",
-             ",".join(args.ops)]
+    words = [
+        *family.preset_args(args.preset),
+        "--bench",
+        ",".join(benches),
+        "--ops",
+        ",".join(args.ops),
+    ]
     if setting.name != NONE:
         words += ["--strategy", "none"]
     if args.sizes:
@@ -163,8 +213,9 @@ def _check_setting(run: results.Run, setting: Setting) -> None:
     if setting.thread is not None and not (isinstance(library, dict) and library.get("loaded")):
         raise MpilensError(
             f'"{run.path}" was measured without libmpilens-progress, not under '
-            f'MPILENS_PROGRESS={setting.thread}: the ranks did not get LD_PRELOAD (a --launcher '
-            "must pass its environment on to them)")
+            f"MPILENS_PROGRESS={setting.thread}: the ranks did not get LD_PRELOAD (a --launcher "
+            "must pass its environment on to them)"
+        )
 
 
 def _keep(run: results.Run, setting: Setting, kept: Dict[str, str]) -> bool:
@@ -177,8 +228,11 @@ def _keep(run: results.Run, setting: Setting, kept: Dict[str, str]) -> bool:
         return True
     library = run.meta["progress_setting"].get("library", {})
     reason = library.get("reason") or "the library gave no reason"
-    print(f"mpilens: {setting.name} ran as {label} ({reason}), which {kept[label]} measured "
-          f"already; {run.path.name} is removed", file=sys.stderr)
+    print(
+        f"mpilens: {setting.name} ran as {label} ({reason}), which {kept[label]} measured "
+        f"already; {run.path.name} is removed",
+        file=sys.stderr,
+    )
     run.path.unlink()
     return False
 
@@ -189,8 +243,14 @@ class _Study:
     def __init__(self, args: argparse.Namespace, launcher: EnvLauncher, outdir: Path) -> None:
         self.args, self.launcher, self.outdir = args, launcher, outdir
 
-    def run(self, program: Path, program_args: Sequence[str], env: Dict[str, str],
-            output: Path, label: str) -> results.Run:
+    def run(
+        self,
+        program: Path,
+        program_args: Sequence[str],
+        env: Dict[str, str],
+        output: Path,
+        label: str,
+    ) -> results.Run:
         command = self.launcher.command(program, program_args, env)
         own_env = self.launcher.announce(command, env)
         launch.run(command, output, Progress(label), env=own_env)
@@ -198,8 +258,12 @@ class _Study:
 
     def overlap(self, program: Path, setting: Setting) -> results.Run:
         output = _overlap_output(self.outdir, setting)
-        words = [*OVERLAP.preset_args(self.args.preset), "--bench", OVERLAP_BENCHES,
-                 *program_tail(output, self.args.resume)]
+        words = [
+            *OVERLAP.preset_args(self.args.preset),
+            "--bench",
+            OVERLAP_BENCHES,
+            *program_tail(output, self.args.resume),
+        ]
         run = self.run(program, words, setting.env, output, f"overlap, {setting.name}")
         _check_setting(run, setting)
         return run
@@ -213,10 +277,12 @@ def _overlap_setting(settings: Sequence[Setting]) -> Optional[Setting]:
     return (spare or threads)[0] if threads else None
 
 
-def _outputs(outdir: Path, settings: Sequence[Setting],
-             overlap_with: Sequence[Setting]) -> List[Path]:
+def _outputs(
+    outdir: Path, settings: Sequence[Setting], overlap_with: Sequence[Setting]
+) -> List[Path]:
     return [outdir / f"progress-{setting.name}.jsonl" for setting in settings] + [
-        _overlap_output(outdir, setting) for setting in overlap_with]
+        _overlap_output(outdir, setting) for setting in overlap_with
+    ]
 
 
 def _overlap_output(outdir: Path, setting: Setting) -> Path:
@@ -226,22 +292,26 @@ def _overlap_output(outdir: Path, setting: Setting) -> Path:
 def _run(args: argparse.Namespace, family: Family) -> Outcome:
     check_resume(args)
     if args.np < family.min_ranks and set(args.bench) != {"interrupts"}:
-        raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is "
-                           f"{args.np}")
+        raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is {args.np}")
     overlap = OVERLAP_ON[args.preset] if args.overlap is None else args.overlap
     if overlap and args.np < 2:
-        raise MpilensError(f"--overlap needs at least 2 ranks (a sender and a receiver); --np is "
-                           f"{args.np}")
+        raise MpilensError(
+            f"--overlap needs at least 2 ranks (a sender and a receiver); --np is {args.np}"
+        )
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PROGRESS_LIBRARY, flavour, args.lib_dir, args.bin_dir)
-    overlap_program = launch.find_program(OVERLAP.program, flavour, args.bin_dir) \
-        if overlap else None
+    overlap_program = (
+        launch.find_program(OVERLAP.program, flavour, args.bin_dir) if overlap else None
+    )
     spare = _spare_possible(args)
     if "spare" in args.placement and args.threads and not spare:
-        print(f"mpilens: no spare core: {args.np} ranks on {launch.usable_cpus()} cores, so the "
-              "thread shares its rank's core (the seed's shared-core case); the spare placement "
-              "is not measured", file=sys.stderr)
+        print(
+            f"mpilens: no spare core: {args.np} ranks on {launch.usable_cpus()} cores, so the "
+            "thread shares its rank's core (the seed's shared-core case); the spare placement "
+            "is not measured",
+            file=sys.stderr,
+        )
     settings = _settings(args, flavour, library, spare)
     thread = _overlap_setting(settings)
     overlap_with = ([settings[0]] + ([thread] if thread else [])) if overlap_program else []
@@ -260,8 +330,13 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
         if setting.name != NONE and set(args.bench) <= {"interrupts"}:
             break  # interrupts is measured once, without any help
         output = outdir / f"progress-{setting.name}.jsonl"
-        run = study.run(program, _program_args(args, family, setting, output), setting.env,
-                        output, setting.label)
+        run = study.run(
+            program,
+            _program_args(args, family, setting, output),
+            setting.env,
+            output,
+            setting.label,
+        )
         _check_setting(run, setting)
         if _keep(run, setting, kept):
             runs.append(run)
@@ -271,22 +346,39 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
 
 
 # The program's presets (it has no full one: full measures longer per point).
-PRESETS = {"quick": ["--preset", "quick"], "default": ["--preset", "default"],
-           "full": ["--preset", "default", "--budget", "2s"]}
+PRESETS = {
+    "quick": ["--preset", "quick"],
+    "default": ["--preset", "default"],
+    "full": ["--preset", "default", "--budget", "2s"],
+}
 
 FAMILY = Family(
-    "progress", PROGRAM,
+    "progress",
+    PROGRAM,
     "What does progression cost, and what helps? Overhead of non-blocking messages and "
     "collectives with the MPI library alone, with MPI_Test strategies, under "
     "libmpilens-progress's thread in each mode and placement and with the library's own "
     "asynchronous progress, and the cost of timer interrupts (seed 002)",
-    plots.render, analysis.diagnose, analysis.compare,
-    commands=(Command(
-        _add_arguments, _run,
-        description=f"Run {PROGRAM} with the MPI library alone (no progress help, then MPI_Test "
-                    "strategies), under libmpilens-progress's thread in each --threads mode and "
-                    "--placement, and with the MPI library's own asynchronous progress; "
-                    "optionally mpilens-overlap without and with the thread; write a table, a "
-                    "diagnosis and DIR/report.html (seed 002)."),),
-    presets=PRESETS, compare_parts=plots.compare_parts, in_suite=False, min_ranks=2,
-    text_table=analysis.comparison_table, combine=analysis.combine)
+    plots.render,
+    analysis.diagnose,
+    analysis.compare,
+    commands=(
+        Command(
+            _add_arguments,
+            _run,
+            description=(
+                f"Run {PROGRAM} with the MPI library alone (no progress help, then MPI_Test "
+                "strategies), under libmpilens-progress's thread in each --threads mode and "
+                "--placement, and with the MPI library's own asynchronous progress; "
+                "optionally mpilens-overlap without and with the thread; write a table, a "
+                "diagnosis and DIR/report.html (seed 002)."
+            ),
+        ),
+    ),
+    presets=PRESETS,
+    compare_parts=plots.compare_parts,
+    in_suite=False,
+    min_ranks=2,
+    text_table=analysis.comparison_table,
+    combine=analysis.combine,
+)

@@ -6,7 +6,12 @@ from ..plots import sanity as plots
 from ..program_command import COMMAND
 
 FAMILY = Family(
-    "sanity", "mpilens-sanity",
+    "sanity",
+    "mpilens-sanity",
     "check that this machine and MPI can be measured: clock, compute kernels, clock offsets, "
     "ready-first handshake, synchronized start",
-    plots.render, analysis.diagnose, analysis.compare, commands=(COMMAND,))
+    plots.render,
+    analysis.diagnose,
+    analysis.compare,
+    commands=(COMMAND,),
+)

@@ -33,10 +33,16 @@ TITLE = "Collective latency"
 
 # One look per method in every figure; oli, the seed's method, drawn boldest.
 STYLES = {
-    "oli": ("black", "o"), "rounds": ("tab:blue", "v"), "rounds-reverse": ("tab:cyan", "<"),
-    "barrier": ("tab:red", "s"), "barrier-ring": ("tab:orange", "D"),
-    "barrier-dissem": ("tab:brown", "P"), "ack": ("tab:purple", "^"),
-    "sendlat": ("tab:gray", "x"), "osu": ("tab:green", "*"), "imb": ("tab:olive", "h"),
+    "oli": ("black", "o"),
+    "rounds": ("tab:blue", "v"),
+    "rounds-reverse": ("tab:cyan", "<"),
+    "barrier": ("tab:red", "s"),
+    "barrier-ring": ("tab:orange", "D"),
+    "barrier-dissem": ("tab:brown", "P"),
+    "ack": ("tab:purple", "^"),
+    "sendlat": ("tab:gray", "x"),
+    "osu": ("tab:green", "*"),
+    "imb": ("tab:olive", "h"),
 }
 OTHER_STYLE = ("tab:pink", ".")
 TRUTH_STYLE: Dict[str, Any] = {"color": "0.35", "linestyle": "--", "linewidth": 1.2}
@@ -55,19 +61,32 @@ MAX_TABLE_RANKS = 256
 BAR_COLOUR, MAX_COLOUR, REMEDY_HATCH = "tab:blue", "tab:red", "///"
 EDGE_COLOUR = "0.3"
 # Artist ids, so that what a figure shows can be checked without reading pixels.
-GIDS = {"bar": "ol", "remedy": "remedy", "audit": "audited", "max": "argmax", "truth": "truth",
-        "edge": "edge", "root": "root", "unmeasured": "unmeasured"}
+GIDS = {
+    "bar": "ol",
+    "remedy": "remedy",
+    "audit": "audited",
+    "max": "argmax",
+    "truth": "truth",
+    "edge": "edge",
+    "root": "root",
+    "unmeasured": "unmeasured",
+}
 
-TREE_NAMES = {"linear": "chain", "backward": "backward chain", "binomial": "binomial tree",
-              "flat": "flat tree"}
+TREE_NAMES = {
+    "linear": "chain",
+    "backward": "backward chain",
+    "binomial": "binomial tree",
+    "flat": "flat tree",
+}
 TREE_TEXTS = {
-    "linear": "the parent of rank i is i−1", "backward": "the parent of rank i is i+1, the "
-    "root's child is the last rank", "binomial": "the parent of rank i is i less its lowest set "
-    "bit", "flat": "the root is every rank's parent",
+    "linear": "the parent of rank i is i−1",
+    "backward": "the parent of rank i is i+1, the root's child is the last rank",
+    "binomial": "the parent of rank i is i less its lowest set bit",
+    "flat": "the root is every rank's parent",
 }
 METHOD_TEXTS = {
     "oli": "max OL_i, the seed's method: per rank, operations each acknowledged by that rank, "
-           "less half a round trip",
+    "less half a round trip",
     "rounds": "one operation from each root in turn (a lower bound: pipelining)",
     "rounds-reverse": "the same in reverse root order",
     "barrier": "operation then MPI_Barrier (an upper bound)",
@@ -109,16 +128,24 @@ def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> D
             continue
         colour, marker = _style(method)
         xs, ys = zip(*points)
-        line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=5,
-                          linewidth=2.2 if method == coll.OLI else 1.1,
-                          zorder=3 if method == coll.OLI else 2, label=method, gid=method)
+        (line,) = axes.plot(
+            xs,
+            ys,
+            color=colour,
+            marker=marker,
+            markersize=5,
+            linewidth=2.2 if method == coll.OLI else 1.1,
+            zorder=3 if method == coll.OLI else 2,
+            label=method,
+            gid=method,
+        )
         handles[method] = line
         values += ys
         counts |= set(xs)
     truths = coll.truth_curve(by_method)
     if truths:
         xs, ys = zip(*truths)
-        line, = axes.plot(xs, ys, label="analytic truth", gid="truth", **TRUTH_STYLE)
+        (line,) = axes.plot(xs, ys, label="analytic truth", gid="truth", **TRUTH_STYLE)
         handles["analytic truth"] = line
         values += ys
         counts |= set(xs)
@@ -161,20 +188,25 @@ def methods_figure(found: coll.Series) -> Figure:
         for label, handle in draw_methods(axes, by_method).items():
             handles.setdefault(label, handle)
         axes.set_title(names[config], fontsize=9)
-    ordered = {label: handles[label] for label in (*coll.ESTIMATES, "analytic truth")
-               if label in handles}
+    ordered = {
+        label: handles[label] for label in (*coll.ESTIMATES, "analytic truth") if label in handles
+    }
     _legend(panels, {**ordered, **handles})
     return figure
 
 
-def error_series(by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, List[Tuple[int,
-                                                                                         float]]]:
+def error_series(
+    by_method: Mapping[str, Mapping[int, Record]],
+) -> Dict[str, List[Tuple[int, float]]]:
     """Per method, (rank count, estimate / truth) wherever the truth is known."""
     truths = dict(coll.truth_curve(by_method))
     found = {}
     for method in coll.methods_present(by_method):
-        ratios = [(ranks, value / truths[ranks]) for ranks, value in coll.curve(by_method[method])
-                  if truths.get(ranks, 0) > 0]
+        ratios = [
+            (ranks, value / truths[ranks])
+            for ranks, value in coll.curve(by_method[method])
+            if truths.get(ranks, 0) > 0
+        ]
         if ratios:
             found[method] = ratios
     return found
@@ -192,8 +224,9 @@ def error_figure(found: coll.Series) -> Optional[Figure]:
     panels = _panels(figure, len(errors))
     handles: Dict[str, Artist] = {}
     for axes, (config, by_method) in zip(panels, errors.items()):
-        band = axes.axhspan(1 - coll.AGREEMENT, 1 + coll.AGREEMENT, color="0.88", zorder=0,
-                            gid="band")
+        band = axes.axhspan(
+            1 - coll.AGREEMENT, 1 + coll.AGREEMENT, color="0.88", zorder=0, gid="band"
+        )
         handles.setdefault(f"±{coll.AGREEMENT:.0%} of the truth", band)
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
         ratios: List[float] = []
@@ -201,40 +234,75 @@ def error_figure(found: coll.Series) -> Optional[Figure]:
         for method, points in by_method.items():
             colour, marker = _style(method)
             xs, ys = zip(*points)
-            line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=5,
-                              linewidth=2.2 if method == coll.OLI else 1.1, label=method,
-                              gid=method, zorder=3 if method == coll.OLI else 2)
+            (line,) = axes.plot(
+                xs,
+                ys,
+                color=colour,
+                marker=marker,
+                markersize=5,
+                linewidth=2.2 if method == coll.OLI else 1.1,
+                label=method,
+                gid=method,
+                zorder=3 if method == coll.OLI else 2,
+            )
             handles.setdefault(method, line)
             ratios += ys
             counts |= set(xs)
         ratio_axis(axes, ratios, keep_in_view=(1 - coll.AGREEMENT, 1 + coll.AGREEMENT))
         rank_ticks(axes, sorted(counts))
         delay = f"hop delay {format_time(config.hop_delay_ns)}"
-        axes.set_title(names[config] if delay in names[config] else f"{names[config]}, {delay}",
-                       fontsize=9)
+        axes.set_title(
+            names[config] if delay in names[config] else f"{names[config]}, {delay}", fontsize=9
+        )
         axes.set_xlabel("ranks", fontsize=8)
         axes.set_ylabel("estimate / truth", fontsize=8)
         axes.tick_params(labelsize=SMALL_FONT)
     band_label = f"±{coll.AGREEMENT:.0%} of the truth"
-    _legend(panels, {**{m: handles[m] for m in coll.ESTIMATES if m in handles}, **handles,
-                     band_label: handles[band_label]})
+    _legend(
+        panels,
+        {
+            **{m: handles[m] for m in coll.ESTIMATES if m in handles},
+            **handles,
+            band_label: handles[band_label],
+        },
+    )
     return figure
 
 
-def _bars(axes: Axes, ranks: Sequence[int], heights: Sequence[float], kind: str,
-          label: str, many: bool) -> None:
+def _bars(
+    axes: Axes, ranks: Sequence[int], heights: Sequence[float], kind: str, label: str, many: bool
+) -> None:
     if not ranks:
         return
     colour = MAX_COLOUR if kind == "max" else BAR_COLOUR
     alpha = 0.85 if kind in ("bar", "max") else 0.4
     if many:
-        axes.vlines(ranks, 0, heights, colors=colour, alpha=alpha, linewidth=0.6, label=label,
-                    gid=GIDS[kind], zorder=2)
+        axes.vlines(
+            ranks,
+            0,
+            heights,
+            colors=colour,
+            alpha=alpha,
+            linewidth=0.6,
+            label=label,
+            gid=GIDS[kind],
+            zorder=2,
+        )
         return
     remedy = kind == "remedy"
-    axes.bar(ranks, heights, width=0.7, color=colour, alpha=alpha,
-             hatch=REMEDY_HATCH if remedy else None, edgecolor="0.2" if remedy else colour,
-             linewidth=0.6, label=label, gid=GIDS[kind], zorder=2)
+    axes.bar(
+        ranks,
+        heights,
+        width=0.7,
+        color=colour,
+        alpha=alpha,
+        hatch=REMEDY_HATCH if remedy else None,
+        edgecolor="0.2" if remedy else colour,
+        linewidth=0.6,
+        label=label,
+        gid=GIDS[kind],
+        zorder=2,
+    )
 
 
 def _edge_label(config: coll.Config) -> str:
@@ -259,56 +327,126 @@ def profile_figure(found: coll.Profile, label: str) -> Figure:
     figure = new_figure((max(5.5, min(12.0, 2.5 + 0.28 * found.ranks)), 4.2))
     axes = figure.add_subplot()
     many = found.ranks > MAX_BAR_RANKS
-    measured = {rank: value for rank in range(found.ranks)
-                if (value := found.value(rank)) is not None}
+    measured = {
+        rank: value for rank in range(found.ranks) if (value := found.value(rank)) is not None
+    }
     remedied, audited = set(found.gap_bound), set(found.audited)
     kinds: Dict[str, List[int]] = {"bar": [], "remedy": [], "audit": [], "max": []}
     for rank in measured:
-        kinds["max" if rank == found.argmax else "remedy" if rank in remedied
-              else "audit" if rank in audited else "bar"].append(rank)
-    for kind, text in (("bar", "OL_i"), ("remedy", "OL_i from the remedy (gap-bound rank)"),
-                       ("audit", "random check, one block (--fast)")):
+        kinds[
+            "max"
+            if rank == found.argmax
+            else "remedy"
+            if rank in remedied
+            else "audit"
+            if rank in audited
+            else "bar"
+        ].append(rank)
+    for kind, text in (
+        ("bar", "OL_i"),
+        ("remedy", "OL_i from the remedy (gap-bound rank)"),
+        ("audit", "random check, one block (--fast)"),
+    ):
         _bars(axes, kinds[kind], [measured[r] for r in kinds[kind]], kind, text, many)
     if kinds["max"]:
         rank = kinds["max"][0]
         _bars(axes, [rank], [measured[rank]], "max", f"max OL_i (rank {rank})", many)
         if many:
             # A line among thousands is a pixel wide: a marker on top shows where it is.
-            axes.plot([rank], [measured[rank]], linestyle="none", marker="v",
-                      color=MAX_COLOUR, markersize=6, zorder=5)
+            axes.plot(
+                [rank],
+                [measured[rank]],
+                linestyle="none",
+                marker="v",
+                color=MAX_COLOUR,
+                markersize=6,
+                zorder=5,
+            )
         elif rank in remedied:
-            axes.bar([rank], [measured[rank]], width=0.7, color="none", hatch=REMEDY_HATCH,
-                     edgecolor="0.2", linewidth=0.6, zorder=2)
+            axes.bar(
+                [rank],
+                [measured[rank]],
+                width=0.7,
+                color="none",
+                hatch=REMEDY_HATCH,
+                edgecolor="0.2",
+                linewidth=0.6,
+                zorder=2,
+            )
     root = [0] if found.config.op == "bcast" and found.value(0) is None else []
     others = [rank for rank in found.unmeasured if rank not in root]
     if root:
-        axes.plot(root, [0], linestyle="none", marker="^", color="0.2", markersize=7,
-                  label="root (sends first)", gid=GIDS["root"], zorder=4, clip_on=False)
+        axes.plot(
+            root,
+            [0],
+            linestyle="none",
+            marker="^",
+            color="0.2",
+            markersize=7,
+            label="root (sends first)",
+            gid=GIDS["root"],
+            zorder=4,
+            clip_on=False,
+        )
     if others:
-        axes.plot(others, [0] * len(others), linestyle="none", marker="x", color="0.45",
-                  markersize=6, zorder=4, clip_on=False, gid=GIDS["unmeasured"],
-                  label="not measured (--fast)" if found.fast else "not measured")
+        axes.plot(
+            others,
+            [0] * len(others),
+            linestyle="none",
+            marker="x",
+            color="0.45",
+            markersize=6,
+            zorder=4,
+            clip_on=False,
+            gid=GIDS["unmeasured"],
+            label="not measured (--fast)" if found.fast else "not measured",
+        )
     truths = [(rank, value) for rank, value in enumerate(found.truth) if value is not None]
     if truths and many:
-        axes.plot(*zip(*truths), linestyle="none", marker=".", markersize=1.5, color="black",
-                  zorder=5, label="analytic truth", gid=GIDS["truth"])
+        axes.plot(
+            *zip(*truths),
+            linestyle="none",
+            marker=".",
+            markersize=1.5,
+            color="black",
+            zorder=5,
+            label="analytic truth",
+            gid=GIDS["truth"],
+        )
     elif truths:
         xs, ys = zip(*truths)
-        axes.scatter(xs, ys, marker="_", s=260, linewidths=2, color="black", zorder=5,
-                     label="analytic truth", gid=GIDS["truth"])
-    edges = coll.tree_edges(found.config.algo, found.ranks, found.config.op) \
-        if found.ranks <= MAX_EDGE_RANKS else []
+        axes.scatter(
+            xs,
+            ys,
+            marker="_",
+            s=260,
+            linewidths=2,
+            color="black",
+            zorder=5,
+            label="analytic truth",
+            gid=GIDS["truth"],
+        )
+    edges = (
+        coll.tree_edges(found.config.algo, found.ranks, found.config.op)
+        if found.ranks <= MAX_EDGE_RANKS
+        else []
+    )
     for source, target in edges:
-        arrow = FancyArrowPatch((source, found.value(source) or 0.0),
-                                (target, found.value(target) or 0.0),
-                                arrowstyle="-|>", mutation_scale=8, color=EDGE_COLOUR,
-                                linewidth=0.8, connectionstyle="arc3,rad=-0.25", zorder=6)
+        arrow = FancyArrowPatch(
+            (source, found.value(source) or 0.0),
+            (target, found.value(target) or 0.0),
+            arrowstyle="-|>",
+            mutation_scale=8,
+            color=EDGE_COLOUR,
+            linewidth=0.8,
+            connectionstyle="arc3,rad=-0.25",
+            zorder=6,
+        )
         arrow.set_gid(GIDS["edge"])
         axes.add_patch(arrow)
     handles, texts = axes.get_legend_handles_labels()
     if edges:
-        handles.append(Line2D([], [], color=EDGE_COLOUR, linewidth=0.8, marker=">",
-                              markersize=4))
+        handles.append(Line2D([], [], color=EDGE_COLOUR, linewidth=0.8, marker=">", markersize=4))
         texts.append(_edge_label(found.config))
     tops = [value for value in [*found.ol, *found.truth] if value is not None]
     axes.set_ylim(0, (max(tops) if tops and max(tops) > 0 else 1.0) * 1.25)
@@ -320,8 +458,15 @@ def profile_figure(found: coll.Profile, label: str) -> Figure:
     axes.tick_params(labelsize=SMALL_FONT)
     axes.set_title(f"{label}, {found.ranks} ranks", fontsize=9)
     if handles:
-        axes.legend(handles, texts, fontsize=SMALL_FONT, loc="upper center",
-                    bbox_to_anchor=(0.5, -0.16), ncols=2, frameon=False)
+        axes.legend(
+            handles,
+            texts,
+            fontsize=SMALL_FONT,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            ncols=2,
+            frameon=False,
+        )
     return figure
 
 
@@ -333,34 +478,46 @@ METHODS_CAPTION = (
     "latency OL_i; rounds is a lower bound (pipelining), barrier and ack upper bounds; osu and "
     "imb are what those suites would report from the barrier method's runs. Dashed: the "
     "analytic truth under --hop-delay. The y axis is logarithmic where values span more than a "
-    f"factor {LOG_RANGE:g}.")
+    f"factor {LOG_RANGE:g}."
+)
 ERROR_CAPTION = (
     "Each method's estimate divided by the analytic truth under --hop-delay, against the number "
     f"of ranks: 1 is exact, the grey band ±{coll.AGREEMENT:.0%}. oli should stay in the band; "
-    "rounds below it, barrier and ack above it.")
+    "rounds below it, barrier and ack above it."
+)
 
 
 def profile_caption(found: coll.Profile, label: str) -> str:
-    parts = [f"{label} at {found.ranks} ranks: OL_i, the operation latency of each rank (for "
-             + {"bcast": "a broadcast, until that rank has the data",
-                "reduce": "a reduction, when that rank enters last",
-                "allreduce": "an allreduce, completion at that rank when the root enters last"}
-             .get(found.config.op, found.config.op) + ")"]
+    parts = [
+        f"{label} at {found.ranks} ranks: OL_i, the operation latency of each rank (for "
+        + {
+            "bcast": "a broadcast, until that rank has the data",
+            "reduce": "a reduction, when that rank enters last",
+            "allreduce": "an allreduce, completion at that rank when the root enters last",
+        }.get(found.config.op, found.config.op)
+        + ")"
+    ]
     many = found.ranks > MAX_BAR_RANKS
     if many:
-        parts.append("one line per rank, too many for bars: where ranks share a pixel, the "
-                     "tallest shows")
+        parts.append(
+            "one line per rank, too many for bars: where ranks share a pixel, the tallest shows"
+        )
     if found.argmax is not None:
         parts.append(f"red: the largest, rank {found.argmax}")
     if found.gap_bound:
-        parts.append(f"{'pale' if many else 'hatched'}: ranks whose E_i was not clearly above "
-                     "the root's gap, their OL_i from the remedy")
+        parts.append(
+            f"{'pale' if many else 'hatched'}: ranks whose E_i was not clearly above "
+            "the root's gap, their OL_i from the remedy"
+        )
     if found.audited:
         parts.append("pale: ranks drawn at random by --fast and measured with one block")
-    if found.ranks <= MAX_EDGE_RANKS and coll.tree_edges(found.config.algo, found.ranks,
-                                                         found.config.op):
-        parts.append(f"arrows: {_edge_label(found.config)} "
-                     f"({TREE_TEXTS.get(found.config.algo, found.config.algo)})")
+    if found.ranks <= MAX_EDGE_RANKS and coll.tree_edges(
+        found.config.algo, found.ranks, found.config.op
+    ):
+        parts.append(
+            f"arrows: {_edge_label(found.config)} "
+            f"({TREE_TEXTS.get(found.config.algo, found.config.algo)})"
+        )
     if any(value is not None for value in found.truth):
         parts.append(f"black {'dots' if many else 'ticks'}: the analytic truth per rank")
     if found.unmeasured:
@@ -369,6 +526,7 @@ def profile_caption(found: coll.Profile, label: str) -> str:
 
 
 # --- tables --------------------------------------------------------------------------------------
+
 
 def _cell(name: str, value: Optional[float]) -> str:
     if value is None:
@@ -379,8 +537,10 @@ def _cell(name: str, value: Optional[float]) -> str:
 def estimates_table(by_method: Mapping[str, Mapping[int, Record]]) -> Markup:
     header, rows = coll.config_rows(by_method)
     shown = {"np": "ranks", "argmax": "oli's argmax rank", "truth": "analytic truth"}
-    return table([shown.get(name, name) for name in header],
-                 [[_cell(name, value) for name, value in zip(header, row)] for row in rows])
+    return table(
+        [shown.get(name, name) for name in header],
+        [[_cell(name, value) for name, value in zip(header, row)] for row in rows],
+    )
 
 
 def _rank_role(found: coll.Profile, rank: int) -> str:
@@ -392,8 +552,9 @@ def _rank_role(found: coll.Profile, rank: int) -> str:
     if rank in found.audited:
         roles.append("random check, one block")
     if rank in found.gap_bound:
-        roles.append(f"gap-bound, from the {found.remedy} remedy" if found.remedy
-                     else "gap-bound, no remedy")
+        roles.append(
+            f"gap-bound, from the {found.remedy} remedy" if found.remedy else "gap-bound, no remedy"
+        )
     if rank == found.argmax:
         roles.append("max")
     return ", ".join(roles)
@@ -409,9 +570,12 @@ def table_ranks(found: coll.Profile) -> List[int]:
 
 
 def ranks_table(found: coll.Profile) -> Markup:
-    columns = [("rank", lambda r: r), ("OL_i", lambda r: format_time(found.value(r))),
-               ("E_i", lambda r: format_time(found.e[r] if found.e else None)),
-               ("RTL_i", lambda r: format_time(found.rtl[r] if found.rtl else None))]
+    columns = [
+        ("rank", lambda r: r),
+        ("OL_i", lambda r: format_time(found.value(r))),
+        ("E_i", lambda r: format_time(found.e[r] if found.e else None)),
+        ("RTL_i", lambda r: format_time(found.rtl[r] if found.rtl else None)),
+    ]
     if any(value is not None for value in found.truth):
         columns.append(("analytic truth", lambda r: format_time(found.truth[r])))
     if found.fast and found.cheap:
@@ -419,17 +583,20 @@ def ranks_table(found: coll.Profile) -> Markup:
     columns.append(("", lambda r: _rank_role(found, r)))
     ranks = table_ranks(found)
     gap_bound = set(found.gap_bound)
-    return table([name for name, _ in columns],
-                 [[cell(rank) for _, cell in columns] for rank in ranks],
-                 ["warn" if rank in gap_bound and found.remedy is None else None
-                  for rank in ranks])
+    return table(
+        [name for name, _ in columns],
+        [[cell(rank) for _, cell in columns] for rank in ranks],
+        ["warn" if rank in gap_bound and found.remedy is None else None for rank in ranks],
+    )
 
 
 def _table_summary(found: coll.Profile, name: str) -> str:
     if found.ranks <= MAX_TABLE_RANKS:
         return f"{name} at {found.ranks} ranks: every rank's numbers"
-    return (f"{name} at {found.ranks} ranks: the {MAX_TABLE_RANKS} ranks of largest OL_i (the "
-            "results file holds every rank's numbers)")
+    return (
+        f"{name} at {found.ranks} ranks: the {MAX_TABLE_RANKS} ranks of largest OL_i (the "
+        "results file holds every rank's numbers)"
+    )
 
 
 def _rsd(value: object) -> str:
@@ -449,32 +616,61 @@ def quality_table(run: Run) -> Markup:
                 stats = point["stats"]
                 sample = stats.get("sample") if isinstance(stats.get("sample"), dict) else {}
                 rsd = stats.get("rsd")
-                rows.append([f"{config.op}/{config.algo}", method, ranks,
-                             format_time(coll.latency(point)), format_time(sample.get("median")),
-                             f"{format_time(sample.get('ci_lo'))} – "
-                             f"{format_time(sample.get('ci_hi'))}", _rsd(rsd),
-                             stats.get("blocks", "n/a"), sample.get("stop", "n/a"),
-                             format_time(stats.get("elapsed_ns"))])
+                rows.append(
+                    [
+                        f"{config.op}/{config.algo}",
+                        method,
+                        ranks,
+                        format_time(coll.latency(point)),
+                        format_time(sample.get("median")),
+                        f"{format_time(sample.get('ci_lo'))} – {format_time(sample.get('ci_hi'))}",
+                        _rsd(rsd),
+                        stats.get("blocks", "n/a"),
+                        sample.get("stop", "n/a"),
+                        format_time(stats.get("elapsed_ns")),
+                    ]
+                )
                 noisy = isinstance(rsd, (int, float)) and rsd > limit
                 classes.append("warn" if noisy else None)
-    return table(["operation", "method", "ranks", "estimate", "median of blocks",
-                  "95% interval of the median", "RSD of blocks", "blocks", "stopped by",
-                  "time"], rows, classes)
+    return table(
+        [
+            "operation",
+            "method",
+            "ranks",
+            "estimate",
+            "median of blocks",
+            "95% interval of the median",
+            "RSD of blocks",
+            "blocks",
+            "stopped by",
+            "time",
+        ],
+        rows,
+        classes,
+    )
 
 
 # --- the section ---------------------------------------------------------------------------------
 
+
 def _methods_part(found: coll.Series) -> List[Part]:
     names = coll.labels(found)
-    parts: List[Part] = [element("h3", "Methods compared"),
-                         to_plot(methods_figure(found), "methods", METHODS_CAPTION)]
+    parts: List[Part] = [
+        element("h3", "Methods compared"),
+        to_plot(methods_figure(found), "methods", METHODS_CAPTION),
+    ]
     for config, by_method in found.items():
-        parts += [element("h4", f"{names[config]}: latency estimates"),
-                  estimates_table(by_method)]
+        parts += [element("h4", f"{names[config]}: latency estimates"), estimates_table(by_method)]
     present = {method for by_method in found.values() for method in by_method}
-    parts.append(details("what each method measures", table(
-        ["method", "what it measures"],
-        [[method, METHOD_TEXTS[method]] for method in coll.ESTIMATES if method in present])))
+    parts.append(
+        details(
+            "what each method measures",
+            table(
+                ["method", "what it measures"],
+                [[method, METHOD_TEXTS[method]] for method in coll.ESTIMATES if method in present],
+            ),
+        )
+    )
     return parts
 
 
@@ -482,8 +678,10 @@ def _error_part(found: coll.Series) -> List[Part]:
     figure = error_figure(found)
     if figure is None:
         return []
-    return [element("h3", "Error against the analytic truth"),
-            to_plot(figure, "error", ERROR_CAPTION)]
+    return [
+        element("h3", "Error against the analytic truth"),
+        to_plot(figure, "error", ERROR_CAPTION),
+    ]
 
 
 def _profile_part(found: coll.Series) -> List[Part]:
@@ -494,16 +692,25 @@ def _profile_part(found: coll.Series) -> List[Part]:
             one = coll.profile(by_method[coll.OLI][ranks])
             if all(value is None for value in one.ol):
                 continue
-            parts += [to_plot(profile_figure(one, names[config]),
-                              f"profile-{slugs[config]}-np{ranks}",
-                              profile_caption(one, names[config])),
-                      details(_table_summary(one, names[config]), ranks_table(one))]
+            parts += [
+                to_plot(
+                    profile_figure(one, names[config]),
+                    f"profile-{slugs[config]}-np{ranks}",
+                    profile_caption(one, names[config]),
+                ),
+                details(_table_summary(one, names[config]), ranks_table(one)),
+            ]
     if not parts:
         return []
-    return [element("h3", "Per-rank operation latency OL_i (oli)"),
-            element("p", "OL_i = E_i − RTL_i/2: E_i is the time per operation when rank i "
-                         "acknowledges each one to the root, RTL_i the round trip between the "
-                         "root and rank i. oli's estimate is the largest OL_i.")] + parts
+    return [
+        element("h3", "Per-rank operation latency OL_i (oli)"),
+        element(
+            "p",
+            "OL_i = E_i − RTL_i/2: E_i is the time per operation when rank i "
+            "acknowledges each one to the root, RTL_i the round trip between the "
+            "root and rank i. oli's estimate is the largest OL_i.",
+        ),
+    ] + parts
 
 
 def render(run: Run) -> ReportSection:
@@ -514,17 +721,23 @@ def render(run: Run) -> ReportSection:
         return ReportSection(TITLE, parts + ([diagnosis_list(sentences)] if sentences else []))
     parts = [element("h3", "Diagnosis"), diagnosis_list(coll.diagnose(run))]
     parts += _methods_part(found) + _error_part(found) + _profile_part(found)
-    parts += [element("h3", "Measurement"),
-              element("p", "Each point repeats blocks of operations until the relative standard "
-                           "deviation (RSD) of the block results is below "
-                           f"{coll.rsd_limit(run):.0%}, within the preset's limits on the "
-                           "number of blocks (seed 003: blocks of 100, 8 to 30 blocks, 3%). "
-                           "Rows past the RSD are marked."),
-              details("every point's repetitions", quality_table(run))]
+    parts += [
+        element("h3", "Measurement"),
+        element(
+            "p",
+            "Each point repeats blocks of operations until the relative standard "
+            "deviation (RSD) of the block results is below "
+            f"{coll.rsd_limit(run):.0%}, within the preset's limits on the "
+            "number of blocks (seed 003: blocks of 100, 8 to 30 blocks, 3%). "
+            "Rows past the RSD are marked.",
+        ),
+        details("every point's repetitions", quality_table(run)),
+    ]
     return ReportSection(TITLE, parts)
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """oli against the rank count for both runs, one panel per configuration in both."""
@@ -539,13 +752,22 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     for axes, config in zip(panels, shared):
         values: List[float] = []
         counts: set = set()
-        for found, style, label in ((found_a, "-", f"A: {labels[0]}"),
-                                    (found_b, "--", f"B: {labels[1]}")):
+        for found, style, label in (
+            (found_a, "-", f"A: {labels[0]}"),
+            (found_b, "--", f"B: {labels[1]}"),
+        ):
             points = coll.curve(found[config].get(coll.OLI, {}))
             if points:
                 xs, ys = zip(*points)
-                line, = axes.plot(xs, ys, linestyle=style, marker="o", color="black"
-                                  if style == "-" else "tab:red", label=label, gid=label[0])
+                (line,) = axes.plot(
+                    xs,
+                    ys,
+                    linestyle=style,
+                    marker="o",
+                    color="black" if style == "-" else "tab:red",
+                    label=label,
+                    gid=label[0],
+                )
                 handles.setdefault(label, line)
                 values += ys
                 counts |= set(xs)
@@ -569,8 +791,15 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
         b = dict(coll.curve(found_b[config].get(coll.OLI, {})))
         for ranks in sorted(set(a) | set(b)):
             ratio = b[ranks] / a[ranks] if ranks in a and ranks in b and a[ranks] > 0 else None
-            rows.append([names[config], ranks, format_time(a.get(ranks)),
-                         format_time(b.get(ranks)), "n/a" if ratio is None else f"{ratio:.2f}"])
+            rows.append(
+                [
+                    names[config],
+                    ranks,
+                    format_time(a.get(ranks)),
+                    format_time(b.get(ranks)),
+                    "n/a" if ratio is None else f"{ratio:.2f}",
+                ]
+            )
     if not rows:
         return None
     return table(["operation", "ranks", f"A: {labels[0]}", f"B: {labels[1]}", "B / A"], rows)
@@ -580,8 +809,14 @@ def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]
     figure = compare_figure(run_a, run_b, labels)
     if figure is None:
         return []
-    parts: List[Part] = [element("h3", "oli, A against B"),
-                         to_plot(figure, "oli", f"oli (max OL_i) against the number of ranks: A "
-                                                f"({labels[0]}) solid, B ({labels[1]}) dashed.")]
+    parts: List[Part] = [
+        element("h3", "oli, A against B"),
+        to_plot(
+            figure,
+            "oli",
+            f"oli (max OL_i) against the number of ranks: A "
+            f"({labels[0]}) solid, B ({labels[1]}) dashed.",
+        ),
+    ]
     rows = compare_table(run_a, run_b, labels)
     return parts + ([rows] if rows is not None else [])

@@ -47,8 +47,12 @@ def plot_part(figure: Optional[Figure], name: str, caption: str) -> List[Part]:
 
 def diagnosis_list(sentences: Iterable[str]) -> Markup:
     """Diagnosis sentences as a list, warnings and skipped measurements marked for the style."""
-    items = [element("li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:")
-                     else None) for s in sentences]
+    items = [
+        element(
+            "li", s, "warn" if "warning:" in s else "skip" if s.startswith("skipped:") else None
+        )
+        for s in sentences
+    ]
     return element("ul", join(items)) if items else element("p", "Nothing to report.")
 
 
@@ -83,8 +87,13 @@ def literal(text: str) -> str:
 
 def legend_beside(axes: Axes, handles: Mapping[str, Artist]) -> None:
     """One legend for a figure's panels, right of `axes` (its first row's last panel)."""
-    axes.legend(list(handles.values()), list(handles), fontsize=SMALL_FONT, loc="upper left",
-                bbox_to_anchor=(1.02, 1.0))
+    axes.legend(
+        list(handles.values()),
+        list(handles),
+        fontsize=SMALL_FONT,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+    )
 
 
 def positive_points(curve: Mapping[int, float]) -> List[Tuple[int, float]]:
@@ -98,15 +107,16 @@ def size_axis(axes: Axes) -> None:
 
     axes.set_xscale("log", base=2)
     axes.xaxis.set_major_locator(LogLocator(base=4))
-    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: short_size(int(round(value)))
-                                                 if value >= 1 else ""))
+    axes.xaxis.set_major_formatter(
+        FuncFormatter(lambda value, _: short_size(int(round(value))) if value >= 1 else "")
+    )
     axes.xaxis.set_minor_formatter(NullFormatter())
 
 
 def ratio_ticks(low: float, high: float) -> List[float]:
     """1-2-5 values from low to high, for an axis of ratios."""
     decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-    return [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
+    return [m * 10.0**d for d in decades for m in (1, 2, 5) if low <= m * 10.0**d <= high]
 
 
 def ratio_axis(axes: Axes, values: Sequence[float], keep_in_view: Sequence[float] = ()) -> None:

@@ -50,10 +50,16 @@ def _colormap(name: str) -> Colormap:
     return colormaps[name].with_extremes(bad=MISSING)
 
 
-def draw_cells(axes: Axes, rows: Sequence[int], columns: Sequence[int],
-               values: Sequence[Sequence[Optional[float]]], limit: float,
-               colours: str = GAIN_COLOURS, unit: str = "%",
-               marked: Optional[Sequence[Sequence[bool]]] = None) -> QuadMesh:
+def draw_cells(
+    axes: Axes,
+    rows: Sequence[int],
+    columns: Sequence[int],
+    values: Sequence[Sequence[Optional[float]]],
+    limit: float,
+    colours: str = GAIN_COLOURS,
+    unit: str = "%",
+    marked: Optional[Sequence[Sequence[bool]]] = None,
+) -> QuadMesh:
     """A heat map of one value per cell, rows by iteration count from the bottom, columns by
     buffer size, as measured (no interpolation); every measured cell annotated with its value
     (and NOISY_MARK where marked), colours clipped at ±limit and centred on 0; grey where nothing
@@ -61,13 +67,20 @@ def draw_cells(axes: Axes, rows: Sequence[int], columns: Sequence[int],
     import numpy as np
     from matplotlib.colors import Normalize
 
-    data = np.array([[np.nan if value is None else value for value in row] for row in values],
-                    dtype=float)
+    data = np.array(
+        [[np.nan if value is None else value for value in row] for row in values], dtype=float
+    )
     shown = np.ma.masked_invalid(np.clip(data, -limit, limit))
     axes.set_facecolor(MISSING)
-    mesh = axes.pcolormesh(np.arange(len(columns) + 1), np.arange(len(rows) + 1), shown,
-                           cmap=_colormap(colours), norm=Normalize(-limit, limit),
-                           edgecolors="white", linewidth=0.5)
+    mesh = axes.pcolormesh(
+        np.arange(len(columns) + 1),
+        np.arange(len(rows) + 1),
+        shown,
+        cmap=_colormap(colours),
+        norm=Normalize(-limit, limit),
+        edgecolors="white",
+        linewidth=0.5,
+    )
     for i, row in enumerate(values):
         for j, value in enumerate(row):
             if value is None:
@@ -76,8 +89,16 @@ def draw_cells(axes: Axes, rows: Sequence[int], columns: Sequence[int],
             if marked is not None and marked[i][j]:
                 text += NOISY_MARK
             dark = abs(value) > DARK_SHARE * limit
-            axes.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=SMALL_FONT,
-                      color="white" if dark else "black", gid=VALUE_GID)
+            axes.text(
+                j + 0.5,
+                i + 0.5,
+                text,
+                ha="center",
+                va="center",
+                fontsize=SMALL_FONT,
+                color="white" if dark else "black",
+                gid=VALUE_GID,
+            )
     axes.set_xticks([j + 0.5 for j in range(len(columns))])
     axes.set_xticklabels([short_size(size) for size in columns], fontsize=SMALL_FONT)
     axes.set_yticks([i + 0.5 for i in range(len(rows))])
@@ -110,28 +131,39 @@ def gain_figure(grid: ma.Grid) -> Figure:
     noisy = [[cell is not None and cell.noisy for cell in row] for row in _cells(grid)]
     meshes = []
     for axes, (name, title) in zip(axes_list, panels):
-        meshes.append(draw_cells(axes, grid.iterations, grid.sizes, values[name], limit,
-                                 marked=noisy))
+        meshes.append(
+            draw_cells(axes, grid.iterations, grid.sizes, values[name], limit, marked=noisy)
+        )
         axes.set_title(title, fontsize=9)
-    bar = figure.colorbar(meshes[-1], ax=list(axes_list), shrink=0.9,
-                          label=f"gain % (colours clipped at ±{limit:.0f})")
+    bar = figure.colorbar(
+        meshes[-1],
+        ax=list(axes_list),
+        shrink=0.9,
+        label=f"gain % (colours clipped at ±{limit:.0f})",
+    )
     bar.ax.tick_params(labelsize=SMALL_FONT)
     return figure
 
 
 def gain_caption(grid: ma.Grid) -> str:
-    caption = (f"{ma.ALLGATHER}, {ma.setting_text(grid.setting)}: the gain of reordering, "
-               "100 (t1 − (t2 + t3)) / t1, where t1 is the communication time of n iterations "
-               "before reordering, t2 the reordering and t3 n iterations after it (seed 004 "
-               "figure 6). Green: reordering pays; red: its cost is not repaid; grey: not "
-               "measured. Rows: iterations; columns: buffer size.")
+    caption = (
+        f"{ma.ALLGATHER}, {ma.setting_text(grid.setting)}: the gain of reordering, "
+        "100 (t1 − (t2 + t3)) / t1, where t1 is the communication time of n iterations "
+        "before reordering, t2 the reordering and t3 n iterations after it (seed 004 "
+        "figure 6). Green: reordering pays; red: its cost is not repaid; grey: not "
+        "measured. Rows: iterations; columns: buffer size."
+    )
     if grid.constant_prediction() is None and grid.predicted:
-        caption += " Right: the gain the cost model predicts, 100 (1 − after / before) of its " \
-                   "weighted cost, on the same scale."
+        caption += (
+            " Right: the gain the cost model predicts, 100 (1 − after / before) of its "
+            "weighted cost, on the same scale."
+        )
     noisy = sum(cell.noisy for cell in grid.cells.values())
     if noisy:
-        caption += (f" {NOISY_MARK}: the repetitions of the cell disagree (the slowest more than "
-                    f"{ma.NOISY_SPREAD:g}× the fastest); its gain is not reliable.")
+        caption += (
+            f" {NOISY_MARK}: the repetitions of the cell disagree (the slowest more than "
+            f"{ma.NOISY_SPREAD:g}× the fastest); its gain is not reliable."
+        )
     return caption
 
 
@@ -139,18 +171,22 @@ def prediction_paragraph(grid: ma.Grid) -> Markup:
     constant = grid.constant_prediction()
     if constant is None:
         return element("p", ma.prediction_text(grid).capitalize() + ".")
-    return element("p", f"The cost model predicts {ma.signed(constant)} in every cell: 100 "
-                        "(1 − after / before) of its weighted cost, which depends on the "
-                        "pattern and the topology alone; it leaves out the reordering's own "
-                        "time, so it compares with 100 (t1 − t3) / t1, the gain once the "
-                        "reordering is paid.")
+    return element(
+        "p",
+        f"The cost model predicts {ma.signed(constant)} in every cell: 100 "
+        "(1 − after / before) of its weighted cost, which depends on the "
+        "pattern and the topology alone; it leaves out the reordering's own "
+        "time, so it compares with 100 (t1 − t3) / t1, the gain once the "
+        "reordering is paid.",
+    )
 
 
 def _seconds_axis(axes: Axes) -> None:
     from matplotlib.ticker import FuncFormatter
 
-    axes.yaxis.set_major_formatter(FuncFormatter(
-        lambda value, _: "0" if value == 0 else format_time(value * 1e9)))
+    axes.yaxis.set_major_formatter(
+        FuncFormatter(lambda value, _: "0" if value == 0 else format_time(value * 1e9))
+    )
 
 
 def times_figure(grid: ma.Grid) -> Figure:
@@ -168,10 +204,24 @@ def times_figure(grid: ma.Grid) -> Figure:
         colour = palette(index / max(len(sizes) - 1, 1) * 0.9)
         column = grid.column(size)
         xs = [cell.iterations for cell in column]
-        axes.plot(xs, [cell.before_s for cell in column], color=colour, marker="o",
-                  markersize=3, gid=f"before:{size}", label=format_size(size))
-        axes.plot(xs, [cell.reorder_s + cell.after_s for cell in column], color=colour,
-                  marker="s", markersize=3, linestyle="--", gid=f"after:{size}")
+        axes.plot(
+            xs,
+            [cell.before_s for cell in column],
+            color=colour,
+            marker="o",
+            markersize=3,
+            gid=f"before:{size}",
+            label=format_size(size),
+        )
+        axes.plot(
+            xs,
+            [cell.reorder_s + cell.after_s for cell in column],
+            color=colour,
+            marker="s",
+            markersize=3,
+            linestyle="--",
+            gid=f"after:{size}",
+        )
     if len(grid.iterations) > 1:
         axes.set_xscale("log")
         # 1, 10, 100 rather than 10^0, 10^1, 10^2: counts read better plain.
@@ -179,21 +229,34 @@ def times_figure(grid: ma.Grid) -> Figure:
     axes.set_yscale("log")
     _seconds_axis(axes)
     decorate(axes, "communication time", "iterations", "time")
-    sizes_legend = axes.legend(title="buffer size", fontsize=SMALL_FONT, title_fontsize=8,
-                               loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    sizes_legend = axes.legend(
+        title="buffer size",
+        fontsize=SMALL_FONT,
+        title_fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+    )
     axes.add_artist(sizes_legend)
-    styles = [Line2D([], [], color="black", marker="o", markersize=3),
-              Line2D([], [], color="black", marker="s", markersize=3, linestyle="--")]
-    axes.legend(styles, ["t1: without reordering", "t2 + t3: reordering, then the same\n"
-                                                    "iterations"],
-                fontsize=SMALL_FONT, loc="lower left", bbox_to_anchor=(1.02, 0.0))
+    styles = [
+        Line2D([], [], color="black", marker="o", markersize=3),
+        Line2D([], [], color="black", marker="s", markersize=3, linestyle="--"),
+    ]
+    axes.legend(
+        styles,
+        ["t1: without reordering", "t2 + t3: reordering, then the same\niterations"],
+        fontsize=SMALL_FONT,
+        loc="lower left",
+        bbox_to_anchor=(1.02, 0.0),
+    )
     return figure
 
 
-TIMES_CAPTION = ("Solid: t1, the communication time of n iterations without reordering; dashed: "
-                 "t2 + t3, the reordering and the same n iterations after it. Reordering pays "
-                 "where the dashed line is below the solid one of the same colour; the two "
-                 "cross at the break-even.")
+TIMES_CAPTION = (
+    "Solid: t1, the communication time of n iterations without reordering; dashed: "
+    "t2 + t3, the reordering and the same n iterations after it. Reordering pays "
+    "where the dashed line is below the solid one of the same colour; the two "
+    "cross at the break-even."
+)
 
 
 def _number(value: Optional[float]) -> str:
@@ -212,28 +275,64 @@ def cell_table(grid: ma.Grid) -> Markup:
     rows = []
     for size in grid.sizes:
         for cell in grid.column(size):
-            rows.append([cell.iterations, format_size(size), format_time(cell.before_s * 1e9),
-                         format_time(cell.reorder_s * 1e9), format_time(cell.after_s * 1e9),
-                         ma.signed(cell.gain_pct), ma.signed(cell.steady_pct),
-                         "-" if cell.predicted_pct is None else ma.signed(cell.predicted_pct),
-                         _number(cell.weighted_before), _number(cell.weighted_after),
-                         _number(cell.hop_bytes_before), _number(cell.hop_bytes_after),
-                         _bound(cell.all_bound), _order(cell.new_rank_of)])
-    return table(["iterations", "buffer size", "t1 before", "t2 reorder", "t3 after", "gain",
-                  "gain without t2", "predicted", "weighted cost before", "after",
-                  "hop-bytes before", "after", "all bound", "new rank of rank 0, 1, ..."], rows)
+            rows.append(
+                [
+                    cell.iterations,
+                    format_size(size),
+                    format_time(cell.before_s * 1e9),
+                    format_time(cell.reorder_s * 1e9),
+                    format_time(cell.after_s * 1e9),
+                    ma.signed(cell.gain_pct),
+                    ma.signed(cell.steady_pct),
+                    "-" if cell.predicted_pct is None else ma.signed(cell.predicted_pct),
+                    _number(cell.weighted_before),
+                    _number(cell.weighted_after),
+                    _number(cell.hop_bytes_before),
+                    _number(cell.hop_bytes_after),
+                    _bound(cell.all_bound),
+                    _order(cell.new_rank_of),
+                ]
+            )
+    return table(
+        [
+            "iterations",
+            "buffer size",
+            "t1 before",
+            "t2 reorder",
+            "t3 after",
+            "gain",
+            "gain without t2",
+            "predicted",
+            "weighted cost before",
+            "after",
+            "hop-bytes before",
+            "after",
+            "all bound",
+            "new rank of rank 0, 1, ...",
+        ],
+        rows,
+    )
 
 
 # --- cg_reorder ----------------------------------------------------------------------------------
 
-def _bar(axes: Axes, x: float, height: float, bottom: float, colour: str, gid: str,
-         **extra: Any) -> None:
+
+def _bar(
+    axes: Axes, x: float, height: float, bottom: float, colour: str, gid: str, **extra: Any
+) -> None:
     axes.bar([x], [height], bottom=[bottom], width=0.8, color=colour, gid=gid, zorder=2, **extra)
 
 
 def _label(axes: Axes, x: float, top: float, seconds: float) -> None:
-    axes.text(x, top, format_time(seconds * 1e9), ha="center", va="bottom",
-              fontsize=SMALL_FONT, gid=VALUE_GID)
+    axes.text(
+        x,
+        top,
+        format_time(seconds * 1e9),
+        ha="center",
+        va="bottom",
+        fontsize=SMALL_FONT,
+        gid=VALUE_GID,
+    )
 
 
 def _cg_outcome(entry: ma.CgPoint) -> str:
@@ -241,8 +340,11 @@ def _cg_outcome(entry: ma.CgPoint) -> str:
     that its two solves are the noise."""
     if entry.algo == ma.NO_REORDERING:
         return "no reordering:\ntwo identical solves (the noise)"
-    predicted = ("" if entry.predicted_pct is None
-                 else f"\npredicted by the cost model: {ma.signed(entry.predicted_pct)}")
+    predicted = (
+        ""
+        if entry.predicted_pct is None
+        else f"\npredicted by the cost model: {ma.signed(entry.predicted_pct)}"
+    )
     return f"{entry.algo}: {ma.gain_text(entry.gain_pct)}{predicted}"
 
 
@@ -259,14 +361,26 @@ def _cg_panel(axes: Axes, entry: ma.CgPoint) -> None:
         _bar(axes, 3.5, entry.total_after_s, 0, AFTER_COLOUR, "total-after")
         _label(axes, 3.5, entry.total_after_s, entry.total_after_s)
         labels += ["whole solve\nbefore", "whole solve\nafter"]
-    axes.set_xticks([0, 1, 2.5, 3.5][:len(labels)])
+    axes.set_xticks([0, 1, 2.5, 3.5][: len(labels)])
     axes.set_xticklabels(labels, fontsize=SMALL_FONT)
     _seconds_axis(axes)
-    decorate(axes, f"{entry.shape_text}, {ma.iterations_text(entry.iterations)}, "
-                   f"{_cg_outcome(entry)}", "", "time")
+    decorate(
+        axes,
+        f"{entry.shape_text}, {ma.iterations_text(entry.iterations)}, {_cg_outcome(entry)}",
+        "",
+        "time",
+    )
     axes.grid(False, axis="x")
-    axes.set_ylim(0, 1.15 * max(entry.comm_before_s, entry.comm_after_s + entry.reorder_s,
-                                entry.total_before_s or 0.0, entry.total_after_s or 0.0))
+    axes.set_ylim(
+        0,
+        1.15
+        * max(
+            entry.comm_before_s,
+            entry.comm_after_s + entry.reorder_s,
+            entry.total_before_s or 0.0,
+            entry.total_after_s or 0.0,
+        ),
+    )
 
 
 def cg_figure(points: Sequence[ma.CgPoint]) -> Optional[Figure]:
@@ -280,28 +394,61 @@ def cg_figure(points: Sequence[ma.CgPoint]) -> Optional[Figure]:
     return figure
 
 
-CG_CAPTION = ("cg_reorder (seed 004 §6.5): grey, before reordering; green, after; orange and "
-              "hatched, the reordering itself, stacked on the communication after it. The whole "
-              "solve after includes the reordering. The gain is the communication's, with the "
-              "reordering counted: 100 (before − (reorder + after)) / before; the cost model's "
-              "prediction leaves the reordering out.")
+CG_CAPTION = (
+    "cg_reorder (seed 004 §6.5): grey, before reordering; green, after; orange and "
+    "hatched, the reordering itself, stacked on the communication after it. The whole "
+    "solve after includes the reordering. The gain is the communication's, with the "
+    "reordering counted: 100 (before − (reorder + after)) / before; the cost model's "
+    "prediction leaves the reordering out."
+)
 
 
 def cg_table(points: Sequence[ma.CgPoint]) -> Markup:
     def time(seconds: Optional[float]) -> str:
         return "-" if seconds is None else format_time(seconds * 1e9)
 
-    rows = [[entry.shape_text, entry.ranks, entry.iterations, entry.algo or "-",
-             entry.topology or "-", time(entry.comm_before_s), time(entry.comm_after_s),
-             time(entry.reorder_s), ma.signed(entry.gain_pct), ma.signed(entry.steady_pct),
-             "-" if entry.predicted_pct is None else ma.signed(entry.predicted_pct),
-             time(entry.total_before_s), time(entry.total_after_s),
-             _number(entry.residual_before), _number(entry.residual_after),
-             _order(entry.new_rank_of)] for entry in points]
-    return table(["grid", "ranks", "iterations", "algorithm", "topology", "communication before",
-                  "after", "reorder", "gain", "gain without reorder", "predicted",
-                  "whole before", "whole after", "residual before", "after",
-                  "new rank of rank 0, 1, ..."], rows)
+    rows = [
+        [
+            entry.shape_text,
+            entry.ranks,
+            entry.iterations,
+            entry.algo or "-",
+            entry.topology or "-",
+            time(entry.comm_before_s),
+            time(entry.comm_after_s),
+            time(entry.reorder_s),
+            ma.signed(entry.gain_pct),
+            ma.signed(entry.steady_pct),
+            "-" if entry.predicted_pct is None else ma.signed(entry.predicted_pct),
+            time(entry.total_before_s),
+            time(entry.total_after_s),
+            _number(entry.residual_before),
+            _number(entry.residual_after),
+            _order(entry.new_rank_of),
+        ]
+        for entry in points
+    ]
+    return table(
+        [
+            "grid",
+            "ranks",
+            "iterations",
+            "algorithm",
+            "topology",
+            "communication before",
+            "after",
+            "reorder",
+            "gain",
+            "gain without reorder",
+            "predicted",
+            "whole before",
+            "whole after",
+            "residual before",
+            "after",
+            "new rank of rank 0, 1, ...",
+        ],
+        rows,
+    )
 
 
 # --- the section ---------------------------------------------------------------------------------
@@ -311,33 +458,41 @@ MEASUREMENT_TEXT = (
     "cost model is libmpilens-map's: the bytes each rank sent to each other, as monitored, "
     "weighted by the cost of the topology level their two slots meet at, for the placement "
     "before and after reordering. It counts bytes, not messages: latency, contention and the "
-    "MPI library's own algorithms are not in it.")
+    "MPI library's own algorithms are not in it."
+)
 
 
 def _grid_parts(grid: ma.Grid, suffix: str) -> List[Part]:
-    return [element("h3", f"{ma.ALLGATHER}: {ma.setting_text(grid.setting)}"),
-            to_plot(gain_figure(grid), f"gain{suffix}", gain_caption(grid)),
-            prediction_paragraph(grid),
-            to_plot(times_figure(grid), f"times{suffix}", TIMES_CAPTION),
-            details("every cell", cell_table(grid))]
+    return [
+        element("h3", f"{ma.ALLGATHER}: {ma.setting_text(grid.setting)}"),
+        to_plot(gain_figure(grid), f"gain{suffix}", gain_caption(grid)),
+        prediction_paragraph(grid),
+        to_plot(times_figure(grid), f"times{suffix}", TIMES_CAPTION),
+        details("every cell", cell_table(grid)),
+    ]
 
 
 def render(run: Run) -> ReportSection:
     found, points = ma.grids(run), ma.cg_points(run)
     parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(ma.diagnose(run))]
     if not found and not points:
-        return ReportSection(TITLE, parts + [element(
-            "p", "This run holds no reordering measurement.")])
+        return ReportSection(
+            TITLE, parts + [element("p", "This run holds no reordering measurement.")]
+        )
     for index, grid in enumerate(found):
         parts += _grid_parts(grid, "" if len(found) == 1 else f"-{index + 1}")
     if points:
-        parts += [element("h3", ma.CG), *plot_part(cg_figure(points), "cg", CG_CAPTION),
-                  cg_table(points)]
+        parts += [
+            element("h3", ma.CG),
+            *plot_part(cg_figure(points), "cg", CG_CAPTION),
+            cg_table(points),
+        ]
     parts += [element("h3", "Measurement"), element("p", MEASUREMENT_TEXT)]
     return ReportSection(TITLE, parts)
 
 
 # --- comparison ----------------------------------------------------------------------------------
+
 
 def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) -> Figure:
     """A's gains, B's, and B − A on the cells both measured, each cell annotated."""
@@ -345,45 +500,64 @@ def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) ->
     columns = sorted(set(grid_a.sizes) | set(grid_b.sizes))
 
     def values(grid: ma.Grid) -> List[List[Optional[float]]]:
-        return [[None if (cell := grid.cell(n, size)) is None else cell.gain_pct
-                 for size in columns] for n in rows]
+        return [
+            [None if (cell := grid.cell(n, size)) is None else cell.gain_pct for size in columns]
+            for n in rows
+        ]
 
     gains_a, gains_b = values(grid_a), values(grid_b)
-    difference = [[None if a is None or b is None else b - a for a, b in zip(row_a, row_b)]
-                  for row_a, row_b in zip(gains_a, gains_b)]
-    figure = new_figure((1.6 + 3 * (1.2 + CELL_WIDTH * max(len(columns), 3)),
-                         1.5 + CELL_HEIGHT * max(len(rows), 3)))
+    difference = [
+        [None if a is None or b is None else b - a for a, b in zip(row_a, row_b)]
+        for row_a, row_b in zip(gains_a, gains_b)
+    ]
+    figure = new_figure(
+        (1.6 + 3 * (1.2 + CELL_WIDTH * max(len(columns), 3)), 1.5 + CELL_HEIGHT * max(len(rows), 3))
+    )
     axes_a, axes_b, axes_d = figure.subplots(1, 3, squeeze=False)[0]
     limit = colour_limit([value for grid in (gains_a, gains_b) for row in grid for value in row])
     meshes = []
-    for axes, gains, side, label in ((axes_a, gains_a, "A", labels[0]),
-                                     (axes_b, gains_b, "B", labels[1])):
+    for axes, gains, side, label in (
+        (axes_a, gains_a, "A", labels[0]),
+        (axes_b, gains_b, "B", labels[1]),
+    ):
         meshes.append(draw_cells(axes, rows, columns, gains, limit))
         axes.set_title(f"{side}: {literal(label)}", fontsize=9)
     figure.colorbar(meshes[-1], ax=[axes_a, axes_b], shrink=0.9, label="gain %").ax.tick_params(
-        labelsize=SMALL_FONT)
+        labelsize=SMALL_FONT
+    )
     spread = colour_limit([value for row in difference for value in row])
     drawn = draw_cells(axes_d, rows, columns, difference, spread, DIFFERENCE_COLOURS, unit="")
     axes_d.set_title("B − A", fontsize=9)
     figure.colorbar(drawn, ax=axes_d, shrink=0.9, label="percentage points").ax.tick_params(
-        labelsize=SMALL_FONT)
+        labelsize=SMALL_FONT
+    )
     return figure
 
 
-def _cg_compare_table(pairs: Sequence[Tuple[ma.CgPoint, ma.CgPoint]],
-                      labels: Tuple[str, str]) -> Markup:
+def _cg_compare_table(
+    pairs: Sequence[Tuple[ma.CgPoint, ma.CgPoint]], labels: Tuple[str, str]
+) -> Markup:
     rows = []
     for entry_a, entry_b in pairs:
         row = [entry_a.shape_text]
         for entry in (entry_a, entry_b):
-            row += [format_time(entry.comm_before_s * 1e9), format_time(entry.comm_after_s * 1e9),
-                    format_time(entry.reorder_s * 1e9), ma.signed(entry.gain_pct),
-                    "-" if entry.predicted_pct is None else ma.signed(entry.predicted_pct)]
+            row += [
+                format_time(entry.comm_before_s * 1e9),
+                format_time(entry.comm_after_s * 1e9),
+                format_time(entry.reorder_s * 1e9),
+                ma.signed(entry.gain_pct),
+                "-" if entry.predicted_pct is None else ma.signed(entry.predicted_pct),
+            ]
         rows.append(row)
     header = ["grid"]
     for side, label in (("A", labels[0]), ("B", labels[1])):
-        header += [f"communication before, {side}: {label}", f"after, {side}",
-                   f"reorder, {side}", f"gain, {side}", f"predicted, {side}"]
+        header += [
+            f"communication before, {side}: {label}",
+            f"after, {side}",
+            f"reorder, {side}",
+            f"gain, {side}",
+            f"predicted, {side}",
+        ]
     return table(header, rows)
 
 
@@ -392,12 +566,17 @@ def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]
     pairs = ma.paired_grids(run_a, run_b)
     for index, (grid_a, grid_b) in enumerate(pairs):
         suffix = "" if len(pairs) == 1 else f"-{index + 1}"
-        parts += [element("h3", f"{ma.ALLGATHER}: gain, A against B"),
-                  to_plot(compare_figure(grid_a, grid_b, labels), f"gain{suffix}",
-                          f"A ({labels[0]}: {ma.setting_text(grid_a.setting)}), B ({labels[1]}: "
-                          f"{ma.setting_text(grid_b.setting)}) and B − A in percentage points "
-                          "(purple: B gains more, orange: A gains more); grey: not measured "
-                          "in both.")]
+        parts += [
+            element("h3", f"{ma.ALLGATHER}: gain, A against B"),
+            to_plot(
+                compare_figure(grid_a, grid_b, labels),
+                f"gain{suffix}",
+                f"A ({labels[0]}: {ma.setting_text(grid_a.setting)}), B ({labels[1]}: "
+                f"{ma.setting_text(grid_b.setting)}) and B − A in percentage points "
+                "(purple: B gains more, orange: A gains more); grey: not measured "
+                "in both.",
+            ),
+        ]
     cg_pairs = ma.paired_cg(run_a, run_b)
     if cg_pairs:
         parts += [element("h3", f"{ma.CG}, A against B"), _cg_compare_table(cg_pairs, labels)]

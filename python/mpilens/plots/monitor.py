@@ -58,18 +58,24 @@ class Grouping:
 def _nodes(hosts: Sequence[str]) -> Grouping:
     names = list(dict.fromkeys(hosts))
     index = {name: number for number, name in enumerate(names)}
-    return Grouping(np.array([index[host] for host in hosts]), names, "node",
-                    " Each cell sums what the ranks of one node sent to the ranks of another: "
-                    f"the run's {len(names)} hosts, in the order of their first rank.")
+    return Grouping(
+        np.array([index[host] for host in hosts]),
+        names,
+        "node",
+        " Each cell sums what the ranks of one node sent to the ranks of another: "
+        f"the run's {len(names)} hosts, in the order of their first rank.",
+    )
 
 
 def _blocks(ranks: int, cells: int) -> Grouping:
     block = math.ceil(ranks / cells)
     starts = range(0, ranks, block)
-    return Grouping(np.arange(ranks) // block,
-                    [f"{start}–{min(start + block, ranks) - 1}" for start in starts],
-                    f"ranks (blocks of {block})",
-                    f" Each cell sums a block of {block}×{block} rank pairs.")
+    return Grouping(
+        np.arange(ranks) // block,
+        [f"{start}–{min(start + block, ranks) - 1}" for start in starts],
+        f"ranks (blocks of {block})",
+        f" Each cell sums a block of {block}×{block} rank pairs.",
+    )
 
 
 def grouping(ranks: int, hosts: object = None, cells: int = MAX_CELLS) -> Grouping:
@@ -77,8 +83,12 @@ def grouping(ranks: int, hosts: object = None, cells: int = MAX_CELLS) -> Groupi
     each rank) gives at most `cells` of them, else one per block of consecutive ranks."""
     if ranks <= cells:
         return Grouping(np.arange(ranks), [str(rank) for rank in range(ranks)], "rank", "")
-    if isinstance(hosts, list) and len(hosts) == ranks and \
-            all(isinstance(host, str) for host in hosts) and 1 < len(set(hosts)) <= cells:
+    if (
+        isinstance(hosts, list)
+        and len(hosts) == ranks
+        and all(isinstance(host, str) for host in hosts)
+        and 1 < len(set(hosts)) <= cells
+    ):
         return _nodes(hosts)
     return _blocks(ranks, cells)
 
@@ -87,8 +97,9 @@ def grouped(matrix: Matrix, groups: Grouping) -> np.ndarray:
     """The matrix summed by groups of ranks: groups.size × groups.size values, whatever the
     number of ranks."""
     values = np.zeros((groups.size, groups.size), dtype=np.int64)
-    np.add.at(values, (groups.of_rank[matrix.senders], groups.of_rank[matrix.receivers]),
-              matrix.values)
+    np.add.at(
+        values, (groups.of_rank[matrix.senders], groups.of_rank[matrix.receivers]), matrix.values
+    )
     return values
 
 
@@ -119,8 +130,9 @@ def draw_map(axes: Axes, matrix: Matrix, groups: Optional[Grouping] = None) -> A
     low, high = (int(positive.min()), int(positive.max())) if positive.size else (1, 1)
     # A single value still needs a range for the scale: one around it, to draw it mid-scale.
     norm = LogNorm(low, high) if high > low else LogNorm(low / 2, low * 2)
-    image = axes.imshow(np.ma.masked_equal(values, 0), cmap=colormaps[COLOURS], norm=norm,
-                        interpolation="nearest")
+    image = axes.imshow(
+        np.ma.masked_equal(values, 0), cmap=colormaps[COLOURS], norm=norm, interpolation="nearest"
+    )
     axes.set_xlim(-0.5, groups.size - 0.5)
     axes.set_ylim(groups.size - 0.5, -0.5)
     for axis in (axes.xaxis, axes.yaxis):
@@ -139,8 +151,14 @@ def _scale(image: AxesImage) -> Tuple[float, float]:
     return cast(float, image.norm.vmin), cast(float, image.norm.vmax)
 
 
-def _colour_bar(figure: Figure, image: AxesImage, axes: Axes, ticks: Sequence[float],
-                text: Callable[[float], str], title: str) -> None:
+def _colour_bar(
+    figure: Figure,
+    image: AxesImage,
+    axes: Axes,
+    ticks: Sequence[float],
+    text: Callable[[float], str],
+    title: str,
+) -> None:
     from matplotlib.ticker import FuncFormatter
 
     bar = figure.colorbar(image, ax=axes, shrink=0.85, label=title)
@@ -162,13 +180,15 @@ def map_plot(traffic: Traffic, hosts: object = None) -> Plot:
         if matrix.what == "bytes":
             _colour_bar(figure, image, axes, size_ticks(low, high), format_size, "bytes sent")
         else:
-            _colour_bar(figure, image, axes, time_ticks(low, high), _plain_count,
-                        "messages sent")
+            _colour_bar(figure, image, axes, time_ticks(low, high), _plain_count, "messages sent")
         axes.set_title(f"{monitor.label(traffic.kind)}: {WHAT_NAMES[matrix.what]}", fontsize=10)
-    return to_plot(figure, f"map-{traffic.kind}",
-                   f"{monitor.label(traffic.kind)}: messages (left) and bytes (right) each rank "
-                   "(row) sent to each rank (column), rank 0 at the top left, on logarithmic "
-                   f"colour scales; white: nothing sent.{groups.caption}")
+    return to_plot(
+        figure,
+        f"map-{traffic.kind}",
+        f"{monitor.label(traffic.kind)}: messages (left) and bytes (right) each rank "
+        "(row) sent to each rank (column), rank 0 at the top left, on logarithmic "
+        f"colour scales; white: nothing sent.{groups.caption}",
+    )
 
 
 def rank_plot(summary: monitor.Summary) -> Plot:
@@ -179,8 +199,11 @@ def rank_plot(summary: monitor.Summary) -> Plot:
     axes = figure.add_subplot()
     if summary.by_bytes:
         # In the unit of the largest bar, so that ticks fall on round numbers of it.
-        unit, scale = next((name, scale) for name, scale in BYTE_UNITS
-                           if max(summary.sent_bytes.max(), summary.received_bytes.max()) >= scale)
+        unit, scale = next(
+            (name, scale)
+            for name, scale in BYTE_UNITS
+            if max(summary.sent_bytes.max(), summary.received_bytes.max()) >= scale
+        )
         sent, received = summary.sent_bytes / scale, summary.received_bytes / scale
     else:
         unit, sent, received = "messages", summary.sent_messages, summary.received_messages
@@ -197,8 +220,11 @@ def rank_plot(summary: monitor.Summary) -> Plot:
     axes.legend(fontsize=SMALL_FONT)
     name = monitor.label(summary.kind)
     what = "bytes" if summary.by_bytes else "messages"
-    return to_plot(figure, f"ranks-{summary.kind}",
-                   f"{name}: {what} each rank sent and received (what it sent itself included).")
+    return to_plot(
+        figure,
+        f"ranks-{summary.kind}",
+        f"{name}: {what} each rank sent and received (what it sent itself included).",
+    )
 
 
 def _share(part: int, whole: int) -> str:
@@ -206,19 +232,29 @@ def _share(part: int, whole: int) -> str:
 
 
 def pairs_table(summary: monitor.Summary) -> Markup:
-    rows = [[index, pair.sender, pair.receiver, format_size(pair.bytes), pair.messages,
-             _share(pair.bytes if summary.by_bytes else pair.messages,
-                    summary.bytes if summary.by_bytes else summary.messages),
-             format_size(pair.bytes / pair.messages) if pair.messages else "n/a"]
-            for index, pair in enumerate(summary.top, start=1)]
+    rows = [
+        [
+            index,
+            pair.sender,
+            pair.receiver,
+            format_size(pair.bytes),
+            pair.messages,
+            _share(
+                pair.bytes if summary.by_bytes else pair.messages,
+                summary.bytes if summary.by_bytes else summary.messages,
+            ),
+            format_size(pair.bytes / pair.messages) if pair.messages else "n/a",
+        ]
+        for index, pair in enumerate(summary.top, start=1)
+    ]
     share = "share of bytes" if summary.by_bytes else "share of messages"
-    return table(["", "sender", "receiver", "bytes", "messages", share, "mean message size"],
-                 rows)
+    return table(["", "sender", "receiver", "bytes", "messages", share, "mean message size"], rows)
 
 
 def _diagnosis(sentences: Sequence[str]) -> Markup:
-    return element("ul", join(element("li", s, "warn" if "warning:" in s else None)
-                              for s in sentences))
+    return element(
+        "ul", join(element("li", s, "warn" if "warning:" in s else None) for s in sentences)
+    )
 
 
 def kind_parts(traffic: Traffic, hosts: object = None) -> List[Part]:
@@ -228,11 +264,16 @@ def kind_parts(traffic: Traffic, hosts: object = None) -> List[Part]:
     explained = monitor.backend_text(summary)
     if explained:
         parts.append(element("p", explained))
-    parts += [_diagnosis(monitor.kind_sentences(summary)), map_plot(traffic, hosts),
-              rank_plot(summary)]
+    parts += [
+        _diagnosis(monitor.kind_sentences(summary)),
+        map_plot(traffic, hosts),
+        rank_plot(summary),
+    ]
     if summary.top:
-        parts += [element("h4", f"Busiest pairs (at most {monitor.TOP_PAIRS})"),
-                  pairs_table(summary)]
+        parts += [
+            element("h4", f"Busiest pairs (at most {monitor.TOP_PAIRS})"),
+            pairs_table(summary),
+        ]
     return parts
 
 

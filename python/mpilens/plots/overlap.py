@@ -26,8 +26,13 @@ TITLE = "Overlap of communication and computation"
 RATIO_MAX = 2.0
 SLOWDOWN_MIN, SLOWDOWN_MAX = 1.0, 1000.0
 # The seed's convention: 0 black, near 0 purple, 1 red, above 1 towards yellow, 2 and up yellow.
-RATIO_COLOURS = ((0.0, "#000000"), (0.15, "#5b0f7a"), (0.5, "#d41c1c"), (0.75, "#ff8c00"),
-                 (1.0, "#ffff33"))
+RATIO_COLOURS = (
+    (0.0, "#000000"),
+    (0.15, "#5b0f7a"),
+    (0.5, "#d41c1c"),
+    (0.75, "#ff8c00"),
+    (1.0, "#ffff33"),
+)
 MISSING = "0.8"  # cells with no measured point: grey, distinct from every colour of the scale
 # Undetermined cells (overlap.DETERMINED_WIDTH): their colour washed out with white, under a
 # sparse grey hatch that shows on every colour of the scale, so noise does not read as data while
@@ -41,20 +46,25 @@ PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
 RATIO_LABEL = "overhead ratio"
 SLOWDOWN_LABEL = "slowdown T / T_comm"
 UNDETERMINED_LABEL = f"hatched: not determined to {overlap.PRECISION}"
-COLOUR_KEY = ("Colour: overhead ratio, black 0 (perfect overlap), purple near 0, red 1 "
-              "(serialised), yellow 2 and above (slower than serialised); grey: not measured; "
-              f"faded and hatched: ratio not determined to {overlap.PRECISION} (its confidence "
-              f"interval is wider than {overlap.DETERMINED_WIDTH:g}); white line: T_comm, "
-              "computation longer than communication above it")
-NLOAD_KEY = ("nload's colour: slowdown on a logarithmic scale from 1 to 1000, over the number "
-             "of computing threads")
+COLOUR_KEY = (
+    "Colour: overhead ratio, black 0 (perfect overlap), purple near 0, red 1 "
+    "(serialised), yellow 2 and above (slower than serialised); grey: not measured; "
+    f"faded and hatched: ratio not determined to {overlap.PRECISION} (its confidence "
+    f"interval is wider than {overlap.DETERMINED_WIDTH:g}); white line: T_comm, "
+    "computation longer than communication above it"
+)
+NLOAD_KEY = (
+    "nload's colour: slowdown on a logarithmic scale from 1 to 1000, over the number "
+    "of computing threads"
+)
 
 
 def ratio_colormap() -> Colormap:
     from matplotlib.colors import LinearSegmentedColormap
 
     return LinearSegmentedColormap.from_list("mpilens-ratio", RATIO_COLOURS).with_extremes(
-        bad=MISSING)
+        bad=MISSING
+    )
 
 
 def geometric_edges(values: Sequence[float]) -> List[float]:
@@ -79,7 +89,7 @@ def size_ticks(low: float, high: float) -> List[float]:
     exponents = range(math.ceil(math.log2(low)), math.floor(math.log2(high)) + 1)
     ticks: List[float] = []
     for step in (1, 2, 5, 10, 20):
-        ticks = [2.0 ** e for e in exponents if e % step == 0]
+        ticks = [2.0**e for e in exponents if e % step == 0]
         if len(ticks) <= MAX_TICKS:
             break
     return ticks
@@ -90,8 +100,13 @@ def time_ticks(low: float, high: float) -> List[float]:
     decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
     ticks: List[float] = []
     for mantissas, step in (((1, 2, 5), 1), ((1,), 1), ((1,), 2), ((1,), 3)):
-        ticks = [m * 10.0 ** d for d in decades if d % step == 0 for m in mantissas
-                 if low <= m * 10.0 ** d <= high]
+        ticks = [
+            m * 10.0**d
+            for d in decades
+            if d % step == 0
+            for m in mantissas
+            if low <= m * 10.0**d <= high
+        ]
         if len(ticks) <= MAX_TICKS:
             break
     return ticks
@@ -110,8 +125,9 @@ def _blank(axes: Axes, text: str) -> None:
     axes.set_facecolor(MISSING)
     axes.set_xticks([])
     axes.set_yticks([])
-    axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center",
-              fontsize=SMALL_FONT)
+    axes.text(
+        0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center", fontsize=SMALL_FONT
+    )
 
 
 @dataclass
@@ -140,11 +156,17 @@ def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
     x_edges = geometric_edges(sizes)
     y_edges = linear_edges(ys) if nload else geometric_edges(ys)
     axes.set_facecolor(MISSING)
-    mesh = axes.pcolormesh(x_edges, y_edges, data, cmap=ratio_colormap(),
-                           norm=LogNorm(low, high) if nload else Normalize(low, high))
+    mesh = axes.pcolormesh(
+        x_edges,
+        y_edges,
+        data,
+        cmap=ratio_colormap(),
+        norm=LogNorm(low, high) if nload else Normalize(low, high),
+    )
     marked = grid.undetermined_cells()
-    undetermined = _mark_undetermined(axes, [[marked[i][j] for j in columns] for i in rows],
-                                      x_edges, y_edges)
+    undetermined = _mark_undetermined(
+        axes, [[marked[i][j] for j in columns] for i in rows], x_edges, y_edges
+    )
     axes.set_xscale("log")
     _log_axis(axes.xaxis, size_ticks(x_edges[0], x_edges[-1]) or sizes, format_size)
     if nload:
@@ -160,29 +182,53 @@ def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
     return DrawnMap(mesh, undetermined)
 
 
-def _mark_undetermined(axes: Axes, flags: Sequence[Sequence[bool]], x_edges: Sequence[float],
-                       y_edges: Sequence[float]) -> int:
+def _mark_undetermined(
+    axes: Axes, flags: Sequence[Sequence[bool]], x_edges: Sequence[float], y_edges: Sequence[float]
+) -> int:
     """Fade and hatch the cells flagged (rows by y, as the mesh); returns how many."""
     from matplotlib.collections import PolyCollection
 
-    cells = [[(x_edges[j], y_edges[i]), (x_edges[j + 1], y_edges[i]),
-              (x_edges[j + 1], y_edges[i + 1]), (x_edges[j], y_edges[i + 1])]
-             for i, row in enumerate(flags) for j, flagged in enumerate(row) if flagged]
+    cells = [
+        [
+            (x_edges[j], y_edges[i]),
+            (x_edges[j + 1], y_edges[i]),
+            (x_edges[j + 1], y_edges[i + 1]),
+            (x_edges[j], y_edges[i + 1]),
+        ]
+        for i, row in enumerate(flags)
+        for j, flagged in enumerate(row)
+        if flagged
+    ]
     if cells:
         # Edges of width 0 leave the cells' borders undrawn; the hatch takes the edge colour.
-        axes.add_collection(PolyCollection(
-            cells, facecolors=[FADE], edgecolors=HATCH_COLOUR, linewidths=0, hatch=HATCH,
-            gid=UNDETERMINED_GID))
+        axes.add_collection(
+            PolyCollection(
+                cells,
+                facecolors=[FADE],
+                edgecolors=HATCH_COLOUR,
+                linewidths=0,
+                hatch=HATCH,
+                gid=UNDETERMINED_GID,
+            )
+        )
     return len(cells)
 
 
 def _draw_t_comm(axes: Axes, grid: overlap.Grid) -> None:
     """The seed's white line: where T_comp = T_comm, the border between the two regions."""
-    line = [(size, t) for size, t in zip(grid.sizes, grid.t_comm)
-            if size > 0 and t is not None and t > 0]
+    line = [
+        (size, t)
+        for size, t in zip(grid.sizes, grid.t_comm)
+        if size > 0 and t is not None and t > 0
+    ]
     if line:
-        axes.plot(*zip(*line), color="white", linewidth=1.5,
-                  marker="o" if len(line) == 1 else None, markersize=3)
+        axes.plot(
+            *zip(*line),
+            color="white",
+            linewidth=1.5,
+            marker="o" if len(line) == 1 else None,
+            markersize=3,
+        )
 
 
 def _plain_ticks(bar: Colorbar) -> None:
@@ -201,8 +247,8 @@ def colour_label(bench: str, undetermined: int = 0) -> str:
     if bench == overlap.NLOAD:
         return SLOWDOWN_LABEL
     return _noting_hatch(
-        f"worst rank's {RATIO_LABEL}" if bench in overlap.COLLECTIVES else RATIO_LABEL,
-        undetermined)
+        f"worst rank's {RATIO_LABEL}" if bench in overlap.COLLECTIVES else RATIO_LABEL, undetermined
+    )
 
 
 def _noting_hatch(label: str, undetermined: int) -> str:
@@ -217,8 +263,9 @@ def map_figure(grid: overlap.Grid) -> Figure:
     axes.set_ylabel(_y_label(grid.bench))
     axes.set_title(f"{grid.bench}: {overlap.LABELS[grid.bench]}")
     if drawn is not None:
-        _plain_ticks(figure.colorbar(drawn.mesh, ax=axes,
-                                     label=colour_label(grid.bench, drawn.undetermined)))
+        _plain_ticks(
+            figure.colorbar(drawn.mesh, ax=axes, label=colour_label(grid.bench, drawn.undetermined))
+        )
     return figure
 
 
@@ -238,8 +285,7 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
     """Every benchmark of the runs side by side, one row per run labelled on the left (seed
     figures 2-4), with one colour bar for all ratio maps and one for nload."""
     benches = [b for b in overlap.BENCHES if any(run.points_of(b) for _, run in rows)]
-    figure = new_figure((1.2 + PANEL_WIDTH * max(len(benches), 1),
-                         0.8 + PANEL_HEIGHT * len(rows)))
+    figure = new_figure((1.2 + PANEL_WIDTH * max(len(benches), 1), 0.8 + PANEL_HEIGHT * len(rows)))
     if not benches:
         _blank(figure.add_subplot(), "no overlap benchmark measured")
         return figure
@@ -263,9 +309,12 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
             panels[r][0].set_ylabel(f"{literal(label)}\n{_y_label(benches[0])}", fontsize=9)
     for is_nload, drawn_maps in maps.items():
         undetermined = sum(drawn.undetermined for drawn, _ in drawn_maps)
-        bar = figure.colorbar(drawn_maps[0][0].mesh, ax=[axes for _, axes in drawn_maps],
-                              shrink=0.9, label=SLOWDOWN_LABEL if is_nload
-                              else _noting_hatch(RATIO_LABEL, undetermined))
+        bar = figure.colorbar(
+            drawn_maps[0][0].mesh,
+            ax=[axes for _, axes in drawn_maps],
+            shrink=0.9,
+            label=SLOWDOWN_LABEL if is_nload else _noting_hatch(RATIO_LABEL, undetermined),
+        )
         _plain_ticks(bar)
         bar.ax.tick_params(labelsize=SMALL_FONT)
     return figure
@@ -279,29 +328,47 @@ def _summary_part(run: Run) -> List[Part]:
     summaries = [overlap.map_summary(run, bench) for bench in overlap.ratio_maps(run)]
     if not summaries:
         return []
-    rows = [[s.bench, s.points, s.determined]
-            + [_percent(100 * s.shares[kind]) if s.shares else "n/a" for kind in overlap.CLASSES]
-            + ["n/a" if s.median_ratio is None else f"{s.median_ratio:.2f}",
-               _percent(s.osu_pct), _percent(s.imb_pct)] for s in summaries]
-    bounds = (f"< {overlap.OVERLAP_BELOW}", f"{overlap.OVERLAP_BELOW}–{overlap.PARTIAL_BELOW}",
-              f"{overlap.PARTIAL_BELOW}–{overlap.NONE_UP_TO}", f"> {overlap.NONE_UP_TO}")
-    header = (["benchmark", "points", f"determined to {overlap.PRECISION}"]
-              + [f"{overlap.CLASS_NAMES[kind]} ({text})"
-                 for kind, text in zip(overlap.CLASSES, bounds)]
-              + ["median ratio", "median OSU overlap", "median IMB overlap"])
-    return [element("h3", "Summary"), table(header, rows),
-            element("p", "Classes, medians and percentages are over the points whose ratio is "
-                         f"determined to {overlap.PRECISION}. OSU and IMB overlap: the "
-                         "percentages those benchmark suites would report, recomputed from the "
-                         "same times (100% = perfect overlap).")]
+    rows = [
+        [s.bench, s.points, s.determined]
+        + [_percent(100 * s.shares[kind]) if s.shares else "n/a" for kind in overlap.CLASSES]
+        + [
+            "n/a" if s.median_ratio is None else f"{s.median_ratio:.2f}",
+            _percent(s.osu_pct),
+            _percent(s.imb_pct),
+        ]
+        for s in summaries
+    ]
+    bounds = (
+        f"< {overlap.OVERLAP_BELOW}",
+        f"{overlap.OVERLAP_BELOW}–{overlap.PARTIAL_BELOW}",
+        f"{overlap.PARTIAL_BELOW}–{overlap.NONE_UP_TO}",
+        f"> {overlap.NONE_UP_TO}",
+    )
+    header = (
+        ["benchmark", "points", f"determined to {overlap.PRECISION}"]
+        + [f"{overlap.CLASS_NAMES[kind]} ({text})" for kind, text in zip(overlap.CLASSES, bounds)]
+        + ["median ratio", "median OSU overlap", "median IMB overlap"]
+    )
+    return [
+        element("h3", "Summary"),
+        table(header, rows),
+        element(
+            "p",
+            "Classes, medians and percentages are over the points whose ratio is "
+            f"determined to {overlap.PRECISION}. OSU and IMB overlap: the "
+            "percentages those benchmark suites would report, recomputed from the "
+            "same times (100% = perfect overlap).",
+        ),
+    ]
 
 
 def _maps_part(run: Run) -> List[Part]:
     parts: List[Part] = []
     for bench in overlap.benches_present(run):
-        parts += [element("h3", f"{bench}: {overlap.LABELS[bench]}"),
-                  to_plot(map_figure(overlap.grid(run, bench)), f"map-{bench}",
-                          map_caption(bench))]
+        parts += [
+            element("h3", f"{bench}: {overlap.LABELS[bench]}"),
+            to_plot(map_figure(overlap.grid(run, bench)), f"map-{bench}", map_caption(bench)),
+        ]
     return parts
 
 
@@ -309,10 +376,16 @@ def _reference_part(run: Run) -> List[Part]:
     rows = overlap.reference_rows(run)
     if not rows:
         return []
-    return [element("h3", "References"),
-            table(["size", "one-way time (ping-pong)", "blocking MPI_Send"],
-                  [[format_size(size), format_time(one_way), format_time(send)]
-                   for size, one_way, send in rows])]
+    return [
+        element("h3", "References"),
+        table(
+            ["size", "one-way time (ping-pong)", "blocking MPI_Send"],
+            [
+                [format_size(size), format_time(one_way), format_time(send)]
+                for size, one_way, send in rows
+            ],
+        ),
+    ]
 
 
 def mosaic_plot(rows: Sequence[Tuple[str, Run]], name: str, caption: str) -> Plot:
@@ -324,14 +397,23 @@ def render(run: Run) -> ReportSection:
         return ReportSection(TITLE, [element("p", "This file holds no overlap measurement.")])
     parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(overlap.diagnose(run))]
     if overlap.benches_present(run):
-        parts += [mosaic_plot([("", run)], "mosaic", "Every map of this run (x: message size, "
-                              "y: computation time).")]
-    return ReportSection(TITLE, parts + _summary_part(run) + _maps_part(run)
-                         + _reference_part(run))
+        parts += [
+            mosaic_plot(
+                [("", run)],
+                "mosaic",
+                "Every map of this run (x: message size, y: computation time).",
+            )
+        ]
+    return ReportSection(TITLE, parts + _summary_part(run) + _maps_part(run) + _reference_part(run))
 
 
 def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
     """Both runs' maps in one figure, A above B, for the comparison page."""
-    return [element("h3", "Overlap maps, A above B"),
-            mosaic_plot([(f"A: {labels[0]}", run_a), (f"B: {labels[1]}", run_b)], "mosaic",
-                        f"Top row: A ({labels[0]}); bottom row: B ({labels[1]}).")]
+    return [
+        element("h3", "Overlap maps, A above B"),
+        mosaic_plot(
+            [(f"A: {labels[0]}", run_a), (f"B: {labels[1]}", run_b)],
+            "mosaic",
+            f"Top row: A ({labels[0]}); bottom row: B ({labels[1]}).",
+        ),
+    ]

@@ -37,9 +37,13 @@ TITLE = "Piggyback cost"
 
 # One look per method in every figure; the library alone drawn boldest, in black.
 STYLES = {
-    pb.NONE: ("black", "o"), "pack-before": ("tab:blue", "s"), "pack-after": ("tab:cyan", "D"),
-    "datatype-before": ("tab:red", "^"), "datatype-after": ("tab:orange", "v"),
-    "separate": ("tab:green", "P"), "auto": ("tab:purple", "*"),
+    pb.NONE: ("black", "o"),
+    "pack-before": ("tab:blue", "s"),
+    "pack-after": ("tab:cyan", "D"),
+    "datatype-before": ("tab:red", "^"),
+    "datatype-after": ("tab:orange", "v"),
+    "separate": ("tab:green", "P"),
+    "auto": ("tab:purple", "*"),
 }
 OTHER_STYLE = ("tab:gray", ".")
 PANEL_WIDTH, PANEL_HEIGHT = 4.4, 3.2
@@ -55,7 +59,7 @@ METHOD_TEXTS = {
     "datatype-after": "a struct datatype on the send side, pb last; received through a buffer",
     "separate": "the payload unchanged, the pb in a message of its own on a shadow communicator",
     "auto": "pb first, packed below the threshold measured for this library, a struct datatype "
-            "from there on",
+    "from there on",
 }
 
 
@@ -84,29 +88,41 @@ def _figure_axis(axes: Axes, bench: str, values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: formatter(value)))
 
 
-def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]],
-          **extra: Any) -> Line2D:
+def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]], **extra: Any) -> Line2D:
     colour, marker = _style(method)
     xs, ys = zip(*points)
-    line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=4,
-                      linewidth=2.0 if method == pb.NONE else 1.1,
-                      zorder=3 if method == pb.NONE else 2, label=_label(method), gid=method,
-                      **extra)
+    (line,) = axes.plot(
+        xs,
+        ys,
+        color=colour,
+        marker=marker,
+        markersize=4,
+        linewidth=2.0 if method == pb.NONE else 1.1,
+        zorder=3 if method == pb.NONE else 2,
+        label=_label(method),
+        gid=method,
+        **extra,
+    )
     return line
 
 
 BENCH_TITLES = {pb.LATENCY: "latency (one way)", pb.BANDWIDTH: "bandwidth"}
 
 
-def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict],
-                 finish_panel: Callable[[Axes, str, str, List[float], Dict[str, Artist]], None]
-                 ) -> Optional[Figure]:
+def _method_grid(
+    found: pb.Found,
+    curves_of: Callable[[pb.Found, str, str], Dict],
+    finish_panel: Callable[[Axes, str, str, List[float], Dict[str, Artist]], None],
+) -> Optional[Figure]:
     """One panel per benchmark (rows) and kind of receive (columns) that has curves, each
     method's curve drawn in it; finish_panel(axes, bench, recv, values drawn, legend handles)
     adds its axes and decorations. None when there is nothing to draw."""
     recvs = pb.recvs_measured(found)
-    benches = [bench for bench in (pb.LATENCY, pb.BANDWIDTH)
-               if any(curves_of(found, bench, recv) for recv in recvs)]
+    benches = [
+        bench
+        for bench in (pb.LATENCY, pb.BANDWIDTH)
+        if any(curves_of(found, bench, recv) for recv in recvs)
+    ]
     if not benches:
         return None
     figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
@@ -128,12 +144,18 @@ def _method_grid(found: pb.Found, curves_of: Callable[[pb.Found, str, str], Dict
 def sizes_figure(found: pb.Found) -> Optional[Figure]:
     """Seed figure 2: latency and bandwidth against the message size, one curve per method with
     the 4-byte pb and the library alone; one column per kind of receive."""
-    def finish(axes: Axes, bench: str, recv: str, values: List[float],
-               handles: Dict[str, Artist]) -> None:
+
+    def finish(
+        axes: Axes, bench: str, recv: str, values: List[float], handles: Dict[str, Artist]
+    ) -> None:
         size_axis(axes)
         _figure_axis(axes, bench, values)
-        decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
-                  "latency" if bench == pb.LATENCY else "bandwidth")
+        decorate(
+            axes,
+            f"{BENCH_TITLES[bench]}, {recv} receives",
+            "message size",
+            "latency" if bench == pb.LATENCY else "bandwidth",
+        )
 
     return _method_grid(found, pb.size_curves, finish)
 
@@ -142,26 +164,38 @@ def ratios_figure(found: pb.Found) -> Optional[Figure]:
     """Each method's figure over the library's at the same size: latency ratios above 1 and
     bandwidth ratios below 1 are the cost; auto's goal shaded (at most 10% more latency at small
     sizes, at most 2% less bandwidth from 1 MiB on)."""
-    def finish(axes: Axes, bench: str, recv: str, values: List[float],
-               handles: Dict[str, Artist]) -> None:
+
+    def finish(
+        axes: Axes, bench: str, recv: str, values: List[float], handles: Dict[str, Artist]
+    ) -> None:
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
-        sizes = [size for curve in pb.ratio_curves(found, bench, recv).values()
-                 for size in curve if size > 0]
+        sizes = [
+            size
+            for curve in pb.ratio_curves(found, bench, recv).values()
+            for size in curve
+            if size > 0
+        ]
         band: Optional[Artist]
         if bench == pb.LATENCY:
             band = axes.axhspan(1, 1 + pb.LATENCY_GOAL, color=GOAL_COLOUR, zorder=0, gid="goal")
         elif sizes and max(sizes) >= pb.BANDWIDTH_GOAL_FROM:
-            band = axes.fill_between([pb.BANDWIDTH_GOAL_FROM, max(sizes)],
-                                     1 - pb.BANDWIDTH_GOAL, 1, color=GOAL_COLOUR, zorder=0,
-                                     gid="goal")
+            band = axes.fill_between(
+                [pb.BANDWIDTH_GOAL_FROM, max(sizes)],
+                1 - pb.BANDWIDTH_GOAL,
+                1,
+                color=GOAL_COLOUR,
+                zorder=0,
+                gid="goal",
+            )
         else:
             band = None
         if band is not None:
             handles.setdefault("auto's goal", band)
         size_axis(axes)
         ratio_axis(axes, values + [1.0])
-        decorate(axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size",
-                  "with layer / without")
+        decorate(
+            axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size", "with layer / without"
+        )
 
     return _method_grid(found, pb.ratio_curves, finish)
 
@@ -169,11 +203,15 @@ def ratios_figure(found: pb.Found) -> Optional[Figure]:
 def pb_figure(found: pb.Found) -> Optional[Figure]:
     """Seed figure 3: latency at 4 B and bandwidth at 512 KiB against the pb size, specific
     receives; the library alone dashed."""
-    panels = [(bench, size, pb.pb_curves(found, bench, "specific", size))
-              for bench, size in ((pb.LATENCY, pb.PB_LATENCY_SIZE),
-                                  (pb.BANDWIDTH, pb.PB_BANDWIDTH_SIZE))]
-    panels = [(bench, size, curves) for bench, size, curves in panels
-              if any(len(curve) > 1 for curve in curves.values())]
+    panels = [
+        (bench, size, pb.pb_curves(found, bench, "specific", size))
+        for bench, size in ((pb.LATENCY, pb.PB_LATENCY_SIZE), (pb.BANDWIDTH, pb.PB_BANDWIDTH_SIZE))
+    ]
+    panels = [
+        (bench, size, curves)
+        for bench, size, curves in panels
+        if any(len(curve) > 1 for curve in curves.values())
+    ]
     if not panels:
         return None
 
@@ -189,13 +227,19 @@ def pb_figure(found: pb.Found) -> Optional[Figure]:
         values = [figure for curve in curves.values() for figure in curve.values()]
         if base:
             colour, _ = _style(pb.NONE)
-            handles.setdefault(_label(pb.NONE), axes.axhline(
-                base, color=colour, linestyle="--", linewidth=1.4, gid=pb.NONE))
+            handles.setdefault(
+                _label(pb.NONE),
+                axes.axhline(base, color=colour, linestyle="--", linewidth=1.4, gid=pb.NONE),
+            )
             values.append(base)
         size_axis(axes)
         _figure_axis(axes, bench, values)
-        decorate(axes, f"{BENCH_TITLES[bench]} at {format_size(size)}", "pb size",
-                  "latency" if bench == pb.LATENCY else "bandwidth")
+        decorate(
+            axes,
+            f"{BENCH_TITLES[bench]} at {format_size(size)}",
+            "pb size",
+            "latency" if bench == pb.LATENCY else "bandwidth",
+        )
     legend_beside(row[-1], handles)
     return figure
 
@@ -221,16 +265,22 @@ def apps_figure(run: Run) -> Optional[Figure]:
                 heights.append(overhead)
         if xs:
             colour, _ = _style(method)
-            axes.bar(xs, heights, width=width * 0.92, color=colour, label=method, gid=method,
-                     zorder=2)
+            axes.bar(
+                xs, heights, width=width * 0.92, color=colour, label=method, gid=method, zorder=2
+            )
             tops += heights
     axes.axhline(1, color="0.2", linewidth=0.9, zorder=3)
     low, high = min(tops), max(tops)
     margin = max(0.02, (high - low) * 0.15)
     axes.set_ylim(max(0.0, low - margin), high + margin)
     axes.set_xticks(range(len(groups)))
-    axes.set_xticklabels([f"{app}{' WC' if recv == 'wildcard' else ''}\n{format_size(size)} pb"
-                          for app, recv, size in groups], fontsize=SMALL_FONT)
+    axes.set_xticklabels(
+        [
+            f"{app}{' WC' if recv == 'wildcard' else ''}\n{format_size(size)} pb"
+            for app, recv, size in groups
+        ],
+        fontsize=SMALL_FONT,
+    )
     decorate(axes, "application overhead", "", "time with layer / without")
     axes.grid(True, axis="y", color="0.9", linewidth=0.6)
     axes.grid(False, axis="x")
@@ -244,25 +294,30 @@ SIZES_CAPTION = (
     "Latency (half a round trip) and bandwidth (windows of back-to-back sends) between ranks 0 "
     f"and 1 against the message size, with a {pb.MAIN_PB_SIZE}-byte pb under each method, and "
     "without the layer (black); specific receives name source and tag, wildcard receives use "
-    "MPI_ANY_SOURCE and MPI_ANY_TAG (seed 001 figure 2). Both axes logarithmic.")
+    "MPI_ANY_SOURCE and MPI_ANY_TAG (seed 001 figure 2). Both axes logarithmic."
+)
 RATIOS_CAPTION = (
     "The same figures divided by the library's own at each size: above 1 the layer adds latency, "
     "below 1 it loses bandwidth. Shaded: auto's goal, at most "
     f"{pb.LATENCY_GOAL:.0%} more latency (for small messages) and at most "
     f"{pb.BANDWIDTH_GOAL:.0%} less bandwidth (dotted) from {format_size(pb.BANDWIDTH_GOAL_FROM)} "
-    "on.")
+    "on."
+)
 PB_CAPTION = (
     f"Latency at {format_size(pb.PB_LATENCY_SIZE)} and bandwidth at "
     f"{format_size(pb.PB_BANDWIDTH_SIZE)} against the pb size, specific receives (seed 001 "
-    "figure 3); dashed: the library alone.")
+    "figure 3); dashed: the library alone."
+)
 APPS_CAPTION = (
     "Run time of the example applications with the layer over the time without it, at 4 B and "
     "4 KiB pb, with specific and wildcard (WC) receives: the shortest of the repeated solves "
     "each (seed 001 figure 4). sweep is compute-bound (Sweep3D-like), cg communication-bound "
-    "(SMG2000-like).")
+    "(SMG2000-like)."
+)
 
 
 # --- tables --------------------------------------------------------------------------------------
+
 
 def _ratio_cell(value: Optional[float]) -> str:
     return "n/a" if value is None else f"{value:.3f} ({pb.change(value)})"
@@ -274,10 +329,17 @@ def key_table(found: pb.Found) -> Optional[Markup]:
         return None
     columns = pb.key_columns(found)
     base = [pb.format_figure(bench, figure) for (_, bench, _, _), figure in zip(columns, rows[0])]
-    shown = [f"{'latency' if bench == pb.LATENCY else 'bandwidth'} at {format_size(size)}, "
-             f"{recv}" for _, bench, recv, size in columns]
-    return table(["method", *shown], [[pb.NONE, *base]] + [
-        [name, *(_ratio_cell(value) for value in row)] for name, row in zip(names[1:], rows[1:])])
+    shown = [
+        f"{'latency' if bench == pb.LATENCY else 'bandwidth'} at {format_size(size)}, {recv}"
+        for _, bench, recv, size in columns
+    ]
+    return table(
+        ["method", *shown],
+        [[pb.NONE, *base]]
+        + [
+            [name, *(_ratio_cell(value) for value in row)] for name, row in zip(names[1:], rows[1:])
+        ],
+    )
 
 
 def _method_rank(method: str) -> int:
@@ -299,12 +361,33 @@ def apps_table(run: Run) -> Optional[Markup]:
             result = results[key]
             overhead = found.get(key)
             same = "" if key.method == pb.NONE else ("no" if key in wrong else "yes")
-            rows.append([app, recv, key.method, format_size(key.pb_size) if key.pb_size else "-",
-                         f"{result.time_s:.4g} s", "-" if overhead is None else f"{overhead:.3f}",
-                         result.checksum, same])
+            rows.append(
+                [
+                    app,
+                    recv,
+                    key.method,
+                    format_size(key.pb_size) if key.pb_size else "-",
+                    f"{result.time_s:.4g} s",
+                    "-" if overhead is None else f"{overhead:.3f}",
+                    result.checksum,
+                    same,
+                ]
+            )
             classes.append("warn" if key in wrong else None)
-    return table(["application", "receives", "method", "pb", "time (min of repeats)",
-                  "overhead", "checksum", "same checksum"], rows, classes)
+    return table(
+        [
+            "application",
+            "receives",
+            "method",
+            "pb",
+            "time (min of repeats)",
+            "overhead",
+            "checksum",
+            "same checksum",
+        ],
+        rows,
+        classes,
+    )
 
 
 def points_table(run: Run) -> Markup:
@@ -321,34 +404,67 @@ def points_table(run: Run) -> Markup:
         base = pb.baseline(found, bench, str(recv)).get(size) if isinstance(size, int) else None
         figure = pb.value(point)
         relative = figure / base if figure is not None and base and method != pb.NONE else None
-        rows.append([bench, recv, method, pb_size, format_size(size),
-                     pb.format_figure(bench, figure), "-" if relative is None
-                     else f"{relative:.3f}", sample.get("n", "n/a"), sample.get("stop", "n/a")])
-    return table(["benchmark", "receives", "method", "pb bytes", "message size", "median",
-                  "ratio to no layer", "repetitions", "stopped by"], rows)
+        rows.append(
+            [
+                bench,
+                recv,
+                method,
+                pb_size,
+                format_size(size),
+                pb.format_figure(bench, figure),
+                "-" if relative is None else f"{relative:.3f}",
+                sample.get("n", "n/a"),
+                sample.get("stop", "n/a"),
+            ]
+        )
+    return table(
+        [
+            "benchmark",
+            "receives",
+            "method",
+            "pb bytes",
+            "message size",
+            "median",
+            "ratio to no layer",
+            "repetitions",
+            "stopped by",
+        ],
+        rows,
+    )
 
 
 # --- the section ---------------------------------------------------------------------------------
+
 
 def render(run: Run) -> ReportSection:
     found = pb.measurements(run)
     parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pb.diagnose(run))]
     if not found and not pb.app_results(run):
-        return ReportSection(TITLE, parts + [element(
-            "p", "This run holds no piggyback measurement.")])
-    sizes = plot_part(sizes_figure(found), "sizes", SIZES_CAPTION) \
-        + plot_part(ratios_figure(found), "ratios", RATIOS_CAPTION)
+        return ReportSection(
+            TITLE, parts + [element("p", "This run holds no piggyback measurement.")]
+        )
+    sizes = plot_part(sizes_figure(found), "sizes", SIZES_CAPTION) + plot_part(
+        ratios_figure(found), "ratios", RATIOS_CAPTION
+    )
     if sizes:
         parts += [element("h3", f"Message sizes, {format_size(pb.MAIN_PB_SIZE)} pb"), *sizes]
     key = key_table(found)
     if key is not None:
-        parts += [element("h4", "Key figures: the library alone, then each method as a ratio "
-                                "to it"), key]
+        parts += [
+            element("h4", "Key figures: the library alone, then each method as a ratio to it"),
+            key,
+        ]
     present = pb.methods_measured(found)
     if present:
-        parts.append(details("what each method does", table(
-            ["method", "how the pb travels"],
-            [[name, METHOD_TEXTS.get(name, "")] for name in [pb.NONE, *present]])))
+        parts.append(
+            details(
+                "what each method does",
+                table(
+                    ["method", "how the pb travels"],
+                    [[name, METHOD_TEXTS.get(name, "")] for name in [pb.NONE, *present]],
+                ),
+            )
+        )
     pb_sizes = plot_part(pb_figure(found), "pb-sizes", PB_CAPTION)
     if pb_sizes:
         parts += [element("h3", "pb sizes"), *pb_sizes]
@@ -359,26 +475,35 @@ def render(run: Run) -> ReportSection:
         if rows is not None:
             parts.append(rows)
     if found:
-        parts += [element("h3", "Measurement"),
-                  element("p", "Each point is the median over repetitions of about 2 ms each; "
-                               "the stopping rule ends a point once the median's 95% "
-                               "confidence interval is within the precision asked, or when its "
-                               "time budget is spent. The cost of a method is the ratio of its "
-                               "median to the library's at the same point, measured on the "
-                               "same machine in the same session."),
-                  details("every point", points_table(run))]
+        parts += [
+            element("h3", "Measurement"),
+            element(
+                "p",
+                "Each point is the median over repetitions of about 2 ms each; "
+                "the stopping rule ends a point once the median's 95% "
+                "confidence interval is within the precision asked, or when its "
+                "time budget is spent. The cost of a method is the ratio of its "
+                "median to the library's at the same point, measured on the "
+                "same machine in the same session.",
+            ),
+            details("every point", points_table(run)),
+        ]
     return ReportSection(TITLE, parts)
 
 
 # --- comparison ----------------------------------------------------------------------------------
 
+
 def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """Each method's ratio to its own library alone against the message size, specific
     receives: A solid, B dashed."""
     found_a, found_b = pb.measurements(run_a), pb.measurements(run_b)
-    benches = [bench for bench in (pb.LATENCY, pb.BANDWIDTH)
-               if pb.ratio_curves(found_a, bench, "specific")
-               and pb.ratio_curves(found_b, bench, "specific")]
+    benches = [
+        bench
+        for bench in (pb.LATENCY, pb.BANDWIDTH)
+        if pb.ratio_curves(found_a, bench, "specific")
+        and pb.ratio_curves(found_b, bench, "specific")
+    ]
     if not benches:
         return None
     from matplotlib.lines import Line2D
@@ -395,16 +520,23 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
                     line = _line(axes, method, points, linestyle=style)
                     line.set_gid(f"{side}:{method}")
                     colour, marker = _style(method)
-                    handles.setdefault(method, Line2D([], [], color=colour, marker=marker,
-                                                      markersize=4))
+                    handles.setdefault(
+                        method, Line2D([], [], color=colour, marker=marker, markersize=4)
+                    )
                     values += [r for _, r in points]
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
         size_axis(axes)
         ratio_axis(axes, values)
-        decorate(axes, f"{BENCH_TITLES[bench]}, specific receives", "message size",
-                  "with layer / without")
-    styles: Tuple[Tuple[LineStyleType, str, str], ...] = (("-", "A", labels[0]),
-                                                      ("--", "B", labels[1]))
+        decorate(
+            axes,
+            f"{BENCH_TITLES[bench]}, specific receives",
+            "message size",
+            "with layer / without",
+        )
+    styles: Tuple[Tuple[LineStyleType, str, str], ...] = (
+        ("-", "A", labels[0]),
+        ("--", "B", labels[1]),
+    )
     for dash, side, label in styles:
         handles[literal(f"{side}: {label}")] = Line2D([], [], color="0.3", linestyle=dash)
     legend_beside(row[-1], handles)
@@ -414,8 +546,9 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
 def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Markup]:
     found_a, found_b = pb.measurements(run_a), pb.measurements(run_b)
     methods = pb.method_order(set(pb.methods_measured(found_a)) | set(pb.methods_measured(found_b)))
-    columns = [(pb.LATENCY, pb.KEY_LATENCY_SIZE)] + [(pb.BANDWIDTH, size)
-                                                      for size in pb.KEY_BANDWIDTH_SIZES]
+    columns = [(pb.LATENCY, pb.KEY_LATENCY_SIZE)] + [
+        (pb.BANDWIDTH, size) for size in pb.KEY_BANDWIDTH_SIZES
+    ]
     rows = []
     for method in methods:
         row = [method]
@@ -437,10 +570,16 @@ def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]
     figure = compare_figure(run_a, run_b, labels)
     parts: List[Part] = []
     if figure is not None:
-        parts += [element("h3", "Methods' cost, A against B"),
-                  to_plot(figure, "ratios", f"Each method's figure over its own library's, "
-                                            f"specific receives: A ({labels[0]}) solid, B "
-                                            f"({labels[1]}) dashed.")]
+        parts += [
+            element("h3", "Methods' cost, A against B"),
+            to_plot(
+                figure,
+                "ratios",
+                f"Each method's figure over its own library's, "
+                f"specific receives: A ({labels[0]}) solid, B "
+                f"({labels[1]}) dashed.",
+            ),
+        ]
     rows = compare_table(run_a, run_b, labels)
     if rows is not None:
         parts += [element("h4", "Ratios to the library alone, specific receives"), rows]

@@ -37,11 +37,24 @@ TITLE = "Progression cost"
 # other settings take the palette in setting order, the same in every panel.
 NONE_STYLE = ("black", "o")
 TEST_BEST_STYLE = ("tab:blue", "s")
-PALETTE = (("tab:green", "^"), ("tab:orange", "v"), ("tab:purple", "D"), ("tab:red", "P"),
-           ("tab:brown", "X"), ("tab:pink", "*"), ("tab:olive", "<"), ("tab:cyan", ">"))
+PALETTE = (
+    ("tab:green", "^"),
+    ("tab:orange", "v"),
+    ("tab:purple", "D"),
+    ("tab:red", "P"),
+    ("tab:brown", "X"),
+    ("tab:pink", "*"),
+    ("tab:olive", "<"),
+    ("tab:cyan", ">"),
+)
 REFERENCE_COLOUR = "0.45"
-OPERATION_COLOURS = {pg.P2P: "black", "iallreduce": "tab:blue", "ibcast": "tab:orange",
-                     "ireduce": "tab:green", "ialltoall": "tab:red"}
+OPERATION_COLOURS = {
+    pg.P2P: "black",
+    "iallreduce": "tab:blue",
+    "ibcast": "tab:orange",
+    "ireduce": "tab:green",
+    "ialltoall": "tab:red",
+}
 PANEL_WIDTH, PANEL_HEIGHT = 4.2, 3.0
 # A panel whose positive values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 4.0
@@ -68,8 +81,9 @@ def _time_axis(axes: Axes, values: Sequence[float], log: bool) -> None:
         axes.set_yscale("log")
         # Within two decades, powers of 10 alone leave a panel with one label or none.
         narrow = max(values) / min(values) < 100
-        axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow
-                                                else (1.0,)))
+        axes.yaxis.set_major_locator(
+            LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,))
+        )
         axes.yaxis.set_minor_formatter(NullFormatter())
     elif values:
         low, high = min(min(values), 0.0), max(max(values), 0.0)
@@ -78,20 +92,36 @@ def _time_axis(axes: Axes, values: Sequence[float], log: bool) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
-def _line(axes: Axes, points: Sequence[Tuple[float, float]], style: Tuple[str, str],
-          gid: str, bold: bool = False, **extra: Any) -> Line2D:
+def _line(
+    axes: Axes,
+    points: Sequence[Tuple[float, float]],
+    style: Tuple[str, str],
+    gid: str,
+    bold: bool = False,
+    **extra: Any,
+) -> Line2D:
     xs, ys = zip(*points)
     colour, marker = style
-    line, = axes.plot(xs, ys, color=colour, marker=marker, markersize=4,
-                      linewidth=2.0 if bold else 1.1, zorder=3 if bold else 2, gid=gid, **extra)
+    (line,) = axes.plot(
+        xs,
+        ys,
+        color=colour,
+        marker=marker,
+        markersize=4,
+        linewidth=2.0 if bold else 1.1,
+        zorder=3 if bold else 2,
+        gid=gid,
+        **extra,
+    )
     return line
 
 
 def _panels(found: pg.Found) -> Tuple[List[str], List[str]]:
     """(operations, kinds) that have overhead curves."""
     operations = [op for op in pg.operations_measured(found) if pg.kinds_measured(found, op)]
-    kinds = [kind for kind in pg.KINDS
-             if any(kind in pg.kinds_measured(found, op) for op in operations)]
+    kinds = [
+        kind for kind in pg.KINDS if any(kind in pg.kinds_measured(found, op) for op in operations)
+    ]
     return operations, kinds
 
 
@@ -99,14 +129,23 @@ def left_out(found: pg.Found) -> int:
     """Values of the overhead figure a log-log axis cannot show: t_o at or below 0 (work-based
     noise), or empty messages."""
     operations, kinds = _panels(found)
-    return sum(size <= 0 or value <= 0
-               for op in operations for kind in kinds
-               for curve in pg.overhead_curves(found, op, kind).values()
-               for size, value in curve.items())
+    return sum(
+        size <= 0 or value <= 0
+        for op in operations
+        for kind in kinds
+        for curve in pg.overhead_curves(found, op, kind).values()
+        for size, value in curve.items()
+    )
 
 
-def _overhead_panel(axes: Axes, found: pg.Found, operation: str, kind: str,
-                    look: Mapping[str, Tuple[str, str]], handles: Dict[str, Artist]) -> None:
+def _overhead_panel(
+    axes: Axes,
+    found: pg.Found,
+    operation: str,
+    kind: str,
+    look: Mapping[str, Tuple[str, str]],
+    handles: Dict[str, Artist],
+) -> None:
     values: List[float] = []
     for name, curve in pg.overhead_curves(found, operation, kind).items():
         points = positive_points(curve)
@@ -115,8 +154,10 @@ def _overhead_panel(axes: Axes, found: pg.Found, operation: str, kind: str,
             values += [value for _, value in points]
     reference = positive_points(pg.reference(found, operation))
     if reference:
-        handles.setdefault("t_b (blocking)", _line(
-            axes, reference, (REFERENCE_COLOUR, ""), GID_REFERENCE, linestyle="--"))
+        handles.setdefault(
+            "t_b (blocking)",
+            _line(axes, reference, (REFERENCE_COLOUR, ""), GID_REFERENCE, linestyle="--"),
+        )
         values += [value for _, value in reference]
     size_axis(axes)
     _time_axis(axes, values, log=bool(values))
@@ -151,27 +192,36 @@ def overhead_caption(found: pg.Found) -> str:
         "(§V-B3), which also sees the CPU a thread or interrupts take. none (black): the library "
         "alone, without tests; test-best: MPI_Test at the best interval of each size; the other "
         "curves: each progress setting, without tests. Dashed: the blocking time t_b. Both axes "
-        "logarithmic.")
+        "logarithmic."
+    )
     hidden = left_out(found)
     if hidden:
-        caption += (f" {hidden} value{'s' if hidden > 1 else ''} at or below zero (work-based "
-                    "overheads within noise of zero) or at size 0 cannot be drawn on "
-                    "logarithmic axes and are left out; the tables give them.")
+        caption += (
+            f" {hidden} value{'s' if hidden > 1 else ''} at or below zero (work-based "
+            "overheads within noise of zero) or at size 0 cannot be drawn on "
+            "logarithmic axes and are left out; the tables give them."
+        )
     return caption
 
 
 # --- MPI_Test intervals --------------------------------------------------------------------------
 
+
 def _interval_curves(found: pg.Found, kind: str) -> Dict[str, Tuple[int, Dict[int, float]]]:
     """operation → (its largest size, interval → t_o of the library alone there)."""
     curves = {}
     for operation in pg.operations_measured(found):
-        sizes = [size for key, by_size in found.items() if key.operation == operation
-                 and key.kind == kind and key.setting == pg.NONE and key.strategy == pg.TEST
-                 for size in by_size]
+        sizes = [
+            size
+            for key, by_size in found.items()
+            if key.operation == operation
+            and key.kind == kind
+            and key.setting == pg.NONE
+            and key.strategy == pg.TEST
+            for size in by_size
+        ]
         if sizes:
-            curves[operation] = (max(sizes), pg.interval_curve(found, operation, kind,
-                                                               max(sizes)))
+            curves[operation] = (max(sizes), pg.interval_curve(found, operation, kind, max(sizes)))
     return curves
 
 
@@ -190,13 +240,17 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
         for operation, (size, curve) in curves.items():
             colour = OPERATION_COLOURS.get(operation, "tab:gray")
             label = f"{pg.title(operation)}, {format_size(size)}"
-            handles.setdefault(label, _line(axes, sorted(curve.items()), (colour, "o"),
-                                            operation))
+            handles.setdefault(label, _line(axes, sorted(curve.items()), (colour, "o"), operation))
             values += list(curve.values())
             untested = pg.curve(found, operation, kind).get(size)
             if untested is not None:
-                axes.axhline(untested, color=colour, linestyle=":", linewidth=1.0,
-                             gid=f"{operation}:{pg.NONE}")
+                axes.axhline(
+                    untested,
+                    color=colour,
+                    linestyle=":",
+                    linewidth=1.0,
+                    gid=f"{operation}:{pg.NONE}",
+                )
                 values.append(untested)
         positive = [value for value in values if value > 0]
         log = len(positive) == len(values) and max(positive) / min(positive) > LOG_RANGE
@@ -204,29 +258,42 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
             axes.axhline(0, color="0.3", linewidth=0.8, zorder=1)
         size_axis(axes)
         _time_axis(axes, values, log)
-        decorate(axes, f"MPI_Test intervals, {_kind_text(kind)}", "bytes between two tests",
-                  "overhead t_o")
+        decorate(
+            axes,
+            f"MPI_Test intervals, {_kind_text(kind)}",
+            "bytes between two tests",
+            "overhead t_o",
+        )
     legend_beside(row[-1], handles)
     return figure
 
 
 def intervals_caption(found: pg.Found) -> str:
-    caption = ("The library alone at the largest size: t_o against the interval between two "
-               "MPI_Test calls (the test strategy; the seed tried every 2^10 to 2^18 bytes). "
-               "Dotted, in the same colour: the same without tests (none). test-best takes the "
-               "lowest point of each curve.")
-    sizes_intervals = [(size, sorted(curve)) for kind in pg.KINDS
-                       for size, curve in _interval_curves(found, kind).values() if curve]
+    caption = (
+        "The library alone at the largest size: t_o against the interval between two "
+        "MPI_Test calls (the test strategy; the seed tried every 2^10 to 2^18 bytes). "
+        "Dotted, in the same colour: the same without tests (none). test-best takes the "
+        "lowest point of each curve."
+    )
+    sizes_intervals = [
+        (size, sorted(curve))
+        for kind in pg.KINDS
+        for size, curve in _interval_curves(found, kind).values()
+        if curve
+    ]
     if sizes_intervals:
         size, intervals = sizes_intervals[0]
-        caption += (f" A message of size S tested every I bytes gets floor(S / I) + 1 tests: at "
-                    f"{format_size(size)}, {pg.tests_made(size, intervals[0])} tests every "
-                    f"{format_size(intervals[0])}, {pg.tests_made(size, intervals[-1])} every "
-                    f"{format_size(intervals[-1])}.")
+        caption += (
+            f" A message of size S tested every I bytes gets floor(S / I) + 1 tests: at "
+            f"{format_size(size)}, {pg.tests_made(size, intervals[0])} tests every "
+            f"{format_size(intervals[0])}, {pg.tests_made(size, intervals[-1])} every "
+            f"{format_size(intervals[-1])}."
+        )
     return caption
 
 
 # --- interrupts ----------------------------------------------------------------------------------
+
 
 def interrupts_figure(run: Run) -> Optional[Figure]:
     """Seed §V-B2: the CPU a timer wake-up takes per core, one bar per rate, against the seed's
@@ -238,16 +305,31 @@ def interrupts_figure(run: Run) -> Optional[Figure]:
     axes = figure.add_subplot()
     shown = [(index, entry) for index, entry in enumerate(found) if entry.per_interrupt_ns > 0]
     if shown:
-        axes.bar([index for index, _ in shown], [entry.per_interrupt_ns for _, entry in shown],
-                 width=0.6, color="tab:red", gid="per-interrupt", zorder=2)
-    axes.axhline(pg.SEED_INTERRUPT_NS, color="black", linestyle="--", linewidth=1.0, gid="seed",
-                 label=f"the seed ({format_time(pg.SEED_INTERRUPT_NS)}, Odin)")
+        axes.bar(
+            [index for index, _ in shown],
+            [entry.per_interrupt_ns for _, entry in shown],
+            width=0.6,
+            color="tab:red",
+            gid="per-interrupt",
+            zorder=2,
+        )
+    axes.axhline(
+        pg.SEED_INTERRUPT_NS,
+        color="black",
+        linestyle="--",
+        linewidth=1.0,
+        gid="seed",
+        label=f"the seed ({format_time(pg.SEED_INTERRUPT_NS)}, Odin)",
+    )
     axes.set_xticks(range(len(found)))
-    axes.set_xticklabels([f"{entry.rate_hz} Hz\n({entry.achieved_hz:.0f} achieved)"
-                          for entry in found], fontsize=SMALL_FONT)
+    axes.set_xticklabels(
+        [f"{entry.rate_hz} Hz\n({entry.achieved_hz:.0f} achieved)" for entry in found],
+        fontsize=SMALL_FONT,
+    )
     axes.set_xlim(-0.7, len(found) - 0.3)
-    _time_axis(axes, [pg.SEED_INTERRUPT_NS] + [entry.per_interrupt_ns for _, entry in shown],
-               log=False)
+    _time_axis(
+        axes, [pg.SEED_INTERRUPT_NS] + [entry.per_interrupt_ns for _, entry in shown], log=False
+    )
     decorate(axes, "CPU per timer wake-up, per core", "timer rate", "per interrupt")
     axes.grid(False, axis="x")
     axes.legend(fontsize=SMALL_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0))
@@ -255,14 +337,18 @@ def interrupts_figure(run: Run) -> Optional[Figure]:
 
 
 def interrupts_caption(run: Run) -> str:
-    caption = ("One computing thread per processing unit of rank 0 times a fixed workload, "
-               "without and with a timer waking a sleeping thread at the rate asked: the CPU "
-               "taken per wake-up per core is (t2 − t1) × threads / wake-ups (seed §V-B2, which "
-               "measured 3.38 µs at 8192 Hz). Dashed: the seed's figure.")
+    caption = (
+        "One computing thread per processing unit of rank 0 times a fixed workload, "
+        "without and with a timer waking a sleeping thread at the rate asked: the CPU "
+        "taken per wake-up per core is (t2 − t1) × threads / wake-ups (seed §V-B2, which "
+        "measured 3.38 µs at 8192 Hz). Dashed: the seed's figure."
+    )
     hidden = sum(entry.per_interrupt_ns <= 0 for entry in pg.interrupts(run))
     if hidden:
-        caption += (f" {hidden} rate{'s' if hidden > 1 else ''} with no measurable cost (at or "
-                    "below zero: noise) drawn without a bar.")
+        caption += (
+            f" {hidden} rate{'s' if hidden > 1 else ''} with no measurable cost (at or "
+            "below zero: noise) drawn without a bar."
+        )
     return caption
 
 
@@ -270,16 +356,35 @@ def interrupts_table(run: Run) -> Optional[Markup]:
     found = pg.interrupts(run)
     if not found:
         return None
-    return table(["rate asked", "achieved", "threads", "t1 (quiet)", "t2 (with timer)",
-                  "wake-ups", "per wake-up per core", "spread of cores"],
-                 [[f"{entry.rate_hz} Hz", f"{entry.achieved_hz:.0f} Hz", entry.threads,
-                   format_time(entry.t1_ns), format_time(entry.t2_ns), f"{entry.wakeups:.0f}",
-                   format_time(entry.per_interrupt_ns),
-                   "n/a" if entry.spread is None else f"{entry.spread * 100:.1f}%"]
-                  for entry in found])
+    return table(
+        [
+            "rate asked",
+            "achieved",
+            "threads",
+            "t1 (quiet)",
+            "t2 (with timer)",
+            "wake-ups",
+            "per wake-up per core",
+            "spread of cores",
+        ],
+        [
+            [
+                f"{entry.rate_hz} Hz",
+                f"{entry.achieved_hz:.0f} Hz",
+                entry.threads,
+                format_time(entry.t1_ns),
+                format_time(entry.t2_ns),
+                f"{entry.wakeups:.0f}",
+                format_time(entry.per_interrupt_ns),
+                "n/a" if entry.spread is None else f"{entry.spread * 100:.1f}%",
+            ]
+            for entry in found
+        ],
+    )
 
 
 # --- tables --------------------------------------------------------------------------------------
+
 
 def _cell(name: str, measure: Optional[pg.Measure]) -> str:
     text = pg.overhead_text(measure)
@@ -295,13 +400,24 @@ def _rows(found: pg.Found, every_size: bool) -> Tuple[List[str], List[List[str]]
         for kind in pg.kinds_measured(found, operation):
             curves = pg.named_series(found, operation, kind)
             largest = pg.table_size(curves)
-            sizes = sorted({size for series in curves.values() for size in series}) \
-                if every_size else [largest] if largest is not None else []
+            sizes = (
+                sorted({size for series in curves.values() for size in series})
+                if every_size
+                else [largest]
+                if largest is not None
+                else []
+            )
             reference = pg.reference(found, operation)
-            rows += [[pg.title(operation), kind, format_size(size),
-                      format_time(reference.get(size)),
-                      *(_cell(name, curves.get(name, {}).get(size)) for name in names)]
-                     for size in sizes]
+            rows += [
+                [
+                    pg.title(operation),
+                    kind,
+                    format_size(size),
+                    format_time(reference.get(size)),
+                    *(_cell(name, curves.get(name, {}).get(size)) for name in names),
+                ]
+                for size in sizes
+            ]
     return ["operation", "kind", "size", "t_b", *names], rows
 
 
@@ -319,20 +435,35 @@ def intervals_table(found: pg.Found) -> Optional[Markup]:
     for operation in pg.operations_measured(found):
         for kind in pg.kinds_measured(found, operation):
             best = pg.named_series(found, operation, kind).get(pg.TEST_BEST, {})
-            tested = sorted({size for key, by_size in found.items()
-                             if (key.operation, key.kind, key.setting, key.strategy)
-                             == (operation, kind, pg.NONE, pg.TEST) for size in by_size})
+            tested = sorted(
+                {
+                    size
+                    for key, by_size in found.items()
+                    if (key.operation, key.kind, key.setting, key.strategy)
+                    == (operation, kind, pg.NONE, pg.TEST)
+                    for size in by_size
+                }
+            )
             for size in tested:
                 chosen = best[size].interval if size in best else None
                 for interval, value in pg.interval_curve(found, operation, kind, size).items():
-                    rows.append([pg.title(operation), kind, format_size(size),
-                                 format_size(interval), pg.tests_made(size, interval),
-                                 format_time(value), "yes" if interval == chosen else ""])
+                    rows.append(
+                        [
+                            pg.title(operation),
+                            kind,
+                            format_size(size),
+                            format_size(interval),
+                            pg.tests_made(size, interval),
+                            format_time(value),
+                            "yes" if interval == chosen else "",
+                        ]
+                    )
                     classes.append("best" if interval == chosen else None)
     if not rows:
         return None
-    return table(["operation", "kind", "size", "interval", "tests", "t_o", "test-best"], rows,
-                 classes)
+    return table(
+        ["operation", "kind", "size", "interval", "tests", "t_o", "test-best"], rows, classes
+    )
 
 
 def _listed(values: object) -> str:
@@ -346,15 +477,33 @@ def settings_table(run: Run) -> Markup:
     for member in run.members or [run]:
         setting = record_object(member.meta, "progress_setting")
         library, env = record_object(setting, "library"), record_object(setting, "env")
-        rows.append([pg.label_of(member), member.path.name, library.get("mode", "n/a"),
-                     _listed(library.get("running_per_rank")), _listed(library.get("cpu_per_rank")),
-                     "yes" if library.get("realtime") is True else "no",
-                     library.get("reason") or "-",
-                     ", ".join(f"{name}={value}" for name, value in env.items()) or "-",
-                     setting.get("thread_level", "n/a")])
-    return table(["setting", "file", "thread mode", "thread running (per rank)",
-                  "thread cpu (per rank, -1 unbound)", "real-time", "reason", "variables",
-                  "thread level provided"], rows)
+        rows.append(
+            [
+                pg.label_of(member),
+                member.path.name,
+                library.get("mode", "n/a"),
+                _listed(library.get("running_per_rank")),
+                _listed(library.get("cpu_per_rank")),
+                "yes" if library.get("realtime") is True else "no",
+                library.get("reason") or "-",
+                ", ".join(f"{name}={value}" for name, value in env.items()) or "-",
+                setting.get("thread_level", "n/a"),
+            ]
+        )
+    return table(
+        [
+            "setting",
+            "file",
+            "thread mode",
+            "thread running (per rank)",
+            "thread cpu (per rank, -1 unbound)",
+            "real-time",
+            "reason",
+            "variables",
+            "thread level provided",
+        ],
+        rows,
+    )
 
 
 # --- the section ---------------------------------------------------------------------------------
@@ -364,69 +513,96 @@ MEASUREMENT_TEXT = (
     "medians). Every setting measures its own blocking time t_b and computes for it. A "
     "difference between two overheads inside the 95% confidence intervals of their medians is "
     "called noise; a work-based overhead is a difference of two times and can come out below "
-    "zero, shown as ~0.")
+    "zero, shown as ~0."
+)
 
 
 def _overhead_parts(found: pg.Found) -> List[Part]:
     largest = overhead_table(found)
     if largest is None:
         return []
-    return [element("h3", "Overhead against message size"),
-            *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
-            element("h4", "Overhead at the largest size"), largest,
-            details("every size", overhead_table(found, every_size=True))]
+    return [
+        element("h3", "Overhead against message size"),
+        *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
+        element("h4", "Overhead at the largest size"),
+        largest,
+        details("every size", overhead_table(found, every_size=True)),
+    ]
 
 
 def _interval_parts(found: pg.Found) -> List[Part]:
     rows = intervals_table(found)
     if rows is None:
         return []
-    return [element("h3", "MPI_Test intervals"),
-            *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
-            details("every interval", rows)]
+    return [
+        element("h3", "MPI_Test intervals"),
+        *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
+        details("every interval", rows),
+    ]
 
 
 def _interrupt_parts(run: Run) -> List[Part]:
     rows = interrupts_table(run)
     if rows is None:
         return []
-    return [element("h3", "Interrupts"),
-            *plot_part(interrupts_figure(run), "interrupts", interrupts_caption(run)), rows]
+    return [
+        element("h3", "Interrupts"),
+        *plot_part(interrupts_figure(run), "interrupts", interrupts_caption(run)),
+        rows,
+    ]
 
 
 def render(run: Run) -> ReportSection:
     found = pg.measurements(run)
     parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pg.diagnose(run))]
     if not found and not pg.interrupts(run):
-        return ReportSection(TITLE, parts + [element(
-            "p", "This run holds no progress measurement.")])
+        return ReportSection(
+            TITLE, parts + [element("p", "This run holds no progress measurement.")]
+        )
     parts += _overhead_parts(found) + _interval_parts(found) + _interrupt_parts(run)
-    parts += [element("h3", "Progress settings"), settings_table(run),
-              element("h3", "Measurement"), element("p", MEASUREMENT_TEXT)]
+    parts += [
+        element("h3", "Progress settings"),
+        settings_table(run),
+        element("h3", "Measurement"),
+        element("p", MEASUREMENT_TEXT),
+    ]
     return ReportSection(TITLE, parts)
 
 
 # --- comparison ----------------------------------------------------------------------------------
 
+
 def _common_panels(found_a: pg.Found, found_b: pg.Found) -> List[Tuple[str, str]]:
     """(operation, kind) with the library alone's curve in both studies."""
-    return [(op, kind) for op in pg.operations_measured(found_a)
-            for kind in pg.kinds_measured(found_a, op)
-            if pg.curve(found_a, op, kind) and pg.curve(found_b, op, kind)]
+    return [
+        (op, kind)
+        for op in pg.operations_measured(found_a)
+        for kind in pg.kinds_measured(found_a, op)
+        if pg.curve(found_a, op, kind) and pg.curve(found_b, op, kind)
+    ]
 
 
-def _compare_panel(axes: Axes, sides: Sequence[Tuple[str, str, str, pg.Found]],
-                   operation: str, kind: str) -> None:
+def _compare_panel(
+    axes: Axes, sides: Sequence[Tuple[str, str, str, pg.Found]], operation: str, kind: str
+) -> None:
     values: List[float] = []
     for side, label, style, found in sides:
         curves = pg.overhead_curves(found, operation, kind)
         best = pg.best_curve(found, operation, kind)
-        for gid, name, colour in ((f"{side}:none", pg.NONE, NONE_STYLE[0]),
-                                  (f"{side}:best", best, TEST_BEST_STYLE[0])):
+        for gid, name, colour in (
+            (f"{side}:none", pg.NONE, NONE_STYLE[0]),
+            (f"{side}:best", best, TEST_BEST_STYLE[0]),
+        ):
             points = positive_points(curves.get(name, {})) if name else []
             if points:
-                _line(axes, points, (colour, "o" if side == "A" else "s"), gid,
-                      linestyle=style, label=f"{side} ({label}): {name}")
+                _line(
+                    axes,
+                    points,
+                    (colour, "o" if side == "A" else "s"),
+                    gid,
+                    linestyle=style,
+                    label=f"{side} ({label}): {name}",
+                )
                 values += [value for _, value in points]
     size_axis(axes)
     _time_axis(axes, values, log=bool(values))
@@ -448,7 +624,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     sides = (("A", literal(labels[0]), "-", found_a), ("B", literal(labels[1]), "--", found_b))
     for axes, (operation, kind) in zip(grid, panels):
         _compare_panel(axes, sides, operation, kind)
-    for axes in grid[len(panels):]:
+    for axes in grid[len(panels) :]:
         axes.set_axis_off()
     return figure
 
@@ -464,8 +640,11 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
             best = pg.best_curve(found, operation, kind)
             none_at = curves[pg.NONE].get(size) if size is not None else None
             best_at = curves[best].get(size) if best is not None and size is not None else None
-            row += [format_size(size), pg.overhead_text(none_at),
-                    "-" if best is None else f"{best}: {pg.overhead_text(best_at)}"]
+            row += [
+                format_size(size),
+                pg.overhead_text(none_at),
+                "-" if best is None else f"{best}: {pg.overhead_text(best_at)}",
+            ]
         rows.append(row)
     if not rows:
         return None
@@ -479,11 +658,17 @@ def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]
     parts: List[Part] = []
     figure = compare_figure(run_a, run_b, labels)
     if figure is not None:
-        parts += [element("h3", "Overheads, A against B"),
-                  to_plot(figure, "overhead", f"The library alone without tests (none, black) "
-                                              f"and each study's lowest other curve at its "
-                                              f"largest size (blue): A ({labels[0]}) solid, B "
-                                              f"({labels[1]}) dashed.")]
+        parts += [
+            element("h3", "Overheads, A against B"),
+            to_plot(
+                figure,
+                "overhead",
+                f"The library alone without tests (none, black) "
+                f"and each study's lowest other curve at its "
+                f"largest size (blue): A ({labels[0]}) solid, B "
+                f"({labels[1]}) dashed.",
+            ),
+        ]
     rows = compare_table(run_a, run_b, labels)
     if rows is not None:
         parts += [element("h4", "Overhead at the largest size"), rows]
