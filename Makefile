@@ -33,10 +33,10 @@ ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
 
-test: deps build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
+test: deps lint build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
 
-# Static checks: ruff (lint and format) and mypy on the Python package (configured in
-# pyproject.toml), shellcheck on every shell script (.shellcheckrc).
+# Static checks, the first step of make test: ruff (lint and format) and mypy on the Python
+# package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc).
 SHELL_SCRIPTS = $(shell git ls-files '*.sh') .ci/run tests/cluster/agent
 
 lint: deps
