@@ -10,7 +10,7 @@
 
 void ml_pb_complete(ml_req_t *r, MPI_Status *status)
 {
-    if (!r->finished) {
+    if (!r->finished && r->kind != REQ_PAIR) { /* a pair: its two requests did their part */
         if (r->kind == REQ_SEND) {
             int cancelled = 0;
             PMPI_Test_cancelled(status, &cancelled);
@@ -58,6 +58,8 @@ void ml_pb_zombies_poll(int wait)
         ml_req_t *r = zombies[i];
         MPI_Status status;
         int done = 1, persistent = r->persistent;
+        if (r->kind == REQ_PAIR)
+            ml_pb_pair_drive(r, wait);
         if (wait)
             PMPI_Wait(&r->handle, &status);
         else
@@ -91,6 +93,8 @@ int ml_pb_wait(MPI_Request *request, MPI_Status *status)
     ml_req_t *r = ml_req_find(*request);
     if (!has_work(r))
         return ML_NEXT(MPI_Wait)(request, status);
+    if (r->kind == REQ_PAIR)
+        ml_pb_pair_drive(r, 1);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Wait)(request, st);
@@ -105,6 +109,8 @@ int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status)
     ml_req_t *r = ml_req_find(*request);
     if (!has_work(r))
         return ML_NEXT(MPI_Test)(request, flag, status);
+    if (r->kind == REQ_PAIR)
+        ml_pb_pair_drive(r, 0);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Test)(request, flag, st);
@@ -118,6 +124,8 @@ int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status)
 int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     ml_req_t *r = ml_req_find(request);
+    if (has_work(r) && r->kind == REQ_PAIR)
+        ml_pb_pair_drive(r, 0); /* sets finished once both are done */
     if (!has_work(r) || r->finished)
         return ML_NEXT(MPI_Request_get_status)(request, flag, status);
     MPI_Status own;
@@ -139,21 +147,30 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 typedef struct {
     ml_req_t **records;
     MPI_Status *statuses; /* the user's, or the layer's own */
+    int pairs;            /* how many records are pairs (MPI_Isendrecv) */
     ml_req_t *records_small[32];
     MPI_Status statuses_small[32];
 } snapshot_t;
 
-static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Status *user_statuses)
+/* Finds the records of requests[0..n-1]; drives the pairs among them first (blocking when wait,
+ * for a call that completes them all). Returns whether any request has work for the layer. */
+static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Status *user_statuses, int wait)
 {
     poll_zombies();
+    s->pairs = 0;
     s->records = (size_t)n <= 32 ? s->records_small : malloc((size_t)n * sizeof *s->records);
     int any = 0;
     for (int i = 0; i < n; i++) {
         ml_req_t *r = ml_req_find(requests[i]);
         /* MPICH gives sends it completed at once one shared handle: one record, completed once */
         s->records[i] = has_work(r) && !r->in_snapshot ? r : NULL;
-        if (s->records[i])
+        if (s->records[i]) {
             r->in_snapshot = any = 1;
+            if (r->kind == REQ_PAIR) {
+                ml_pb_pair_drive(r, wait);
+                s->pairs++;
+            }
+        }
     }
     for (int i = 0; i < n; i++)
         if (s->records[i])
@@ -191,7 +208,7 @@ static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
 int ml_pb_waitall(int n, MPI_Request requests[], MPI_Status statuses[])
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, statuses))
+    if (!snapshot(&s, n, requests, statuses, 1))
         return ML_NEXT(MPI_Waitall)(n, requests, statuses);
     int rc = ML_NEXT(MPI_Waitall)(n, requests, s.statuses);
     complete_entries(&s, rc, n, NULL);
@@ -202,7 +219,7 @@ int ml_pb_waitall(int n, MPI_Request requests[], MPI_Status statuses[])
 int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, statuses))
+    if (!snapshot(&s, n, requests, statuses, 0))
         return ML_NEXT(MPI_Testall)(n, requests, flag, statuses);
     int rc = ML_NEXT(MPI_Testall)(n, requests, flag, s.statuses);
     if (*flag)
@@ -214,8 +231,16 @@ int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[
 int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
+    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE, 0))
         return ML_NEXT(MPI_Waitany)(n, requests, index, status);
+    if (s.pairs) { /* MPI cannot wait for a pair: only the layer's tests move it on */
+        snapshot_free(&s, MPI_STATUSES_IGNORE);
+        int flag = 0, rc;
+        do
+            rc = ml_pb_testany(n, requests, index, &flag, status);
+        while (rc == MPI_SUCCESS && !flag);
+        return rc;
+    }
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Waitany)(n, requests, index, st);
@@ -228,7 +253,7 @@ int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
 int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE))
+    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE, 0))
         return ML_NEXT(MPI_Testany)(n, requests, index, flag, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
@@ -242,8 +267,16 @@ int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Stat
 int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, statuses))
+    if (!snapshot(&s, n, requests, statuses, 0))
         return ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, statuses);
+    if (s.pairs) { /* as in ml_pb_waitany */
+        snapshot_free(&s, statuses);
+        int rc;
+        do
+            rc = ml_pb_testsome(n, requests, outcount, indices, statuses);
+        while (rc == MPI_SUCCESS && *outcount == 0);
+        return rc;
+    }
     int rc = ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, s.statuses);
     if (*outcount != MPI_UNDEFINED)
         complete_entries(&s, rc, *outcount, indices);
@@ -254,7 +287,7 @@ int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], 
 int ml_pb_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
     snapshot_t s;
-    if (!snapshot(&s, n, requests, statuses))
+    if (!snapshot(&s, n, requests, statuses, 0))
         return ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, statuses);
     int rc = ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, s.statuses);
     if (*outcount != MPI_UNDEFINED)

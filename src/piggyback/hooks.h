@@ -23,6 +23,18 @@ int ml_pb_improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *me
 int ml_pb_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status);
 int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request);
 
+/* isendrecv.c: MPI-4's non-blocking Sendrecv, a pair of requests behind a generalized one */
+/* Drives the two requests of pair `r` (a REQ_PAIR record): blocks until both are done when
+ * wait, else tests them; completes the program's request once both are done. */
+void ml_pb_pair_drive(ml_req_t *r, int wait);
+#if MPI_VERSION >= 4
+int ml_pb_isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Request *request);
+int ml_pb_isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                            MPI_Comm comm, MPI_Request *request);
+#endif
+
 /* complete.c: completion, starting and freeing requests */
 int ml_pb_wait(MPI_Request *request, MPI_Status *status);
 int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status);

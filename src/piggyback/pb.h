@@ -66,7 +66,9 @@ void ml_pb_drivers_finalize(MPI_Comm world);
 
 /* ---- requests (requests.c) -------------------------------------------------------------------- */
 
-typedef enum { REQ_SEND, REQ_RECV } ml_req_kind_t;
+/* REQ_PAIR: an MPI_Isendrecv's request, standing for a send and a receive (isendrecv.c) */
+typedef enum { REQ_SEND, REQ_RECV, REQ_PAIR } ml_req_kind_t;
+typedef struct ml_pair ml_pair_t;
 
 typedef struct ml_req ml_req_t;
 struct ml_req {
@@ -93,6 +95,7 @@ struct ml_req {
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
     MPI_Datatype wire_type; /* persistent struct types, freed with the request */
+    ml_pair_t *pair;        /* REQ_PAIR: its two requests, freed with it */
     /* separate */
     ml_req_t *pending_prev, *pending_next;
     int pending;            /* on its communicator's list of receives not yet paired */
@@ -110,6 +113,8 @@ int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active);
 void ml_req_remove(ml_req_t *r);
 /* Frees the record and what it owns (buffers, types). */
 void ml_req_free(ml_req_t *r);
+/* Frees a pair's memory (isendrecv.c); NULL does nothing. */
+void ml_pb_pair_free(ml_pair_t *pair);
 
 /* Pooled byte buffers: staging for packed messages, pb bytes. */
 void *ml_pb_buffer_get(size_t bytes);

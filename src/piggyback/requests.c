@@ -158,6 +158,7 @@ void ml_req_free(ml_req_t *r)
     ml_pb_buffer_put(r->pb);
     if (r->wire_type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&r->wire_type);
+    ml_pb_pair_free(r->pair);
     r->pending_next = spare_records;
     spare_records = r;
 }
