@@ -9,9 +9,10 @@ import os
 import shlex
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence
 
 from . import launch
 from .errors import MpilensError
@@ -63,55 +64,62 @@ def rank_counts(family: Family) -> Callable[[str], List[int]]:
     return convert
 
 
-def name_words(
-    text: str,
-    allowed: Sequence[str],
-    what: str,
-    example: str,
-    hints: Optional[Mapping[str, str]] = None,
-) -> List[str]:
-    """The names of a comma-separated list, each among allowed or "all" (as given: "all" is not
-    expanded); MpilensError naming the first wrong one. hints: a word on a name that is not
-    allowed, said with it."""
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
-        raise MpilensError(
-            f'invalid {what} list "{text}": expected names separated by commas, such as {example}'
-        )
-    for name in names:
-        if name not in (*allowed, "all"):
-            hint = f" ({hints[name]})" if hints and name in hints else ""
+class OptionGroup(Protocol):
+    """What options are added to: an argparse parser, or one of its argument groups."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action: ...
+
+
+@dataclass(frozen=True)
+class Names:
+    """An option whose value is a list of names among allowed, separated by commas, or all.
+    what names one of them in messages, example is a list to show, hints a word on a name that
+    is not allowed, said with it."""
+
+    allowed: Sequence[str]
+    what: str
+    example: str
+    hints: Mapping[str, str] = field(default_factory=dict)
+
+    def words(self, text: str) -> List[str]:
+        """The names as given ("all" is not expanded); MpilensError naming the first wrong one."""
+        names = [name.strip() for name in text.split(",")]
+        if not all(names):
             raise MpilensError(
-                f'unknown {what} "{name}"{hint}: choose from ' + ", ".join((*allowed, "all"))
+                f'invalid {self.what} list "{text}": expected names separated by commas, such as '
+                f"{self.example}"
             )
-    return names
+        for name in names:
+            if name not in (*self.allowed, "all"):
+                hint = f" ({self.hints[name]})" if name in self.hints else ""
+                raise MpilensError(
+                    f'unknown {self.what} "{name}"{hint}: choose from '
+                    + ", ".join((*self.allowed, "all"))
+                )
+        return names
 
+    def listing(self) -> str:
+        """What a help text offers: "a, b, c, or all"."""
+        return ", ".join(self.allowed) + ", or all"
 
-def chosen_names(
-    text: str,
-    allowed: Sequence[str],
-    what: str,
-    example: str,
-    hints: Optional[Mapping[str, str]] = None,
-) -> List[str]:
-    """name_words for an argparse option: the names chosen (all of them for "all"), in the order
-    of allowed."""
-    try:
-        names = name_words(text, allowed, what, example, hints)
-    except MpilensError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return [name for name in allowed if name in names or "all" in names]
+    def passed_on(self, text: str) -> str:
+        """The list for a program that reads it itself: the names as given, without spaces."""
+        return ",".join(self.words(text))
 
+    def chosen(self, text: str) -> List[str]:
+        """As an argparse type: the names chosen (every one for "all"), in the order of
+        allowed."""
+        try:
+            names = self.words(text)
+        except MpilensError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return [name for name in self.allowed if name in names or "all" in names]
 
-def name_list(
-    text: str,
-    allowed: Sequence[str],
-    what: str,
-    example: str,
-    hints: Optional[Mapping[str, str]] = None,
-) -> str:
-    """A comma-separated list of names among allowed (or all), passed on without spaces."""
-    return ",".join(name_words(text, allowed, what, example, hints))
+    def add_option(self, group: OptionGroup, flag: str, help: str) -> None:
+        """The option, every name by default."""
+        group.add_argument(
+            flag, type=self.chosen, default=list(self.allowed), metavar="LIST", help=help
+        )
 
 
 BIN_DIR_HELP = (
@@ -243,11 +251,20 @@ class EnvLauncher:
         self.args, self.flavour = args, flavour
 
     def command(
-        self, program: Path, program_args: Sequence[str], env: Mapping[str, str]
+        self, program: launch.PathLike, program_args: Sequence[str], env: Mapping[str, str]
     ) -> List[str]:
         return launch.build_command(
             self.flavour, self.args.np, program, program_args, launcher=self.args.launcher, env=env
         )
+
+    def check(self, program: launch.PathLike, outdir: Path) -> None:
+        """The last checks before the runs: the launcher exists, files can be written in outdir;
+        then the warning about ranks that share cores."""
+        launch.check_launcher(
+            self.command(program, [], {}), None if self.args.launcher else self.flavour
+        )
+        ensure_writable(outdir)
+        warn_if_oversubscribed(self.args)
 
     def announce(self, command: Sequence[str], env: Mapping[str, str]) -> Dict[str, str]:
         """Print the command as one could paste it; return what the launcher's own environment

@@ -42,6 +42,8 @@ PathLike = Union[str, Path]
 FAMILY = "monitor"
 BENCH = "matrix"
 KINDS = ("p2p", "coll", "osc")
+# What a --kind option offers: one kind, or all of them.
+KIND_CHOICES = (*KINDS, "all")
 # The kind of matrices read from flush files: the sum of whichever kinds the program's flags
 # selected, which the files do not record.
 FLUSHED = "flushed"

@@ -2,27 +2,23 @@
 Measured as a series over rank counts, one run of mpilens-coll per count."""
 
 from ..analysis import coll as analysis
-from ..cli_common import name_list
+from ..cli_common import Names
 from ..errors import MpilensError
 from ..family import Family, FamilyOption
 from ..plots import coll as plots
 from ..program_command import COMMAND
 from ..units import parse_size, parse_time
 
-
-def ops(text: str) -> str:
-    return name_list(text, analysis.OPS, "operation", "bcast,reduce")
-
-
-def methods(text: str) -> str:
-    derived = "computed from the barrier method's runs: add barrier to get it"
-    return name_list(
-        text, analysis.METHODS, "method", "oli,rounds", dict.fromkeys(analysis.DERIVED, derived)
-    )
-
-
-def algos(text: str) -> str:
-    return name_list(text, analysis.ALGOS, "algorithm", "library,linear")
+OPS = Names(analysis.OPS, "operation", "bcast,reduce")
+METHODS = Names(
+    analysis.METHODS,
+    "method",
+    "oli,rounds",
+    dict.fromkeys(
+        analysis.DERIVED, "computed from the barrier method's runs: add barrier to get it"
+    ),
+)
+ALGOS = Names(analysis.ALGOS, "algorithm", "library,linear")
 
 
 def size(text: str) -> str:
@@ -62,22 +58,20 @@ OPTIONS = (
     FamilyOption(
         "--op",
         "LIST",
-        "operations, separated by commas: " + ", ".join(analysis.OPS) + ", or all (default bcast)",
-        ops,
+        f"operations, separated by commas: {OPS.listing()} (default bcast)",
+        OPS.passed_on,
     ),
     FamilyOption(
         "--method",
         "LIST",
-        "methods, separated by commas: " + ", ".join(analysis.METHODS) + ", or all (default all)",
-        methods,
+        f"methods, separated by commas: {METHODS.listing()} (default all)",
+        METHODS.passed_on,
     ),
     FamilyOption(
         "--algo",
         "LIST",
-        "implementations, separated by commas: "
-        + ", ".join(analysis.ALGOS)
-        + ", or all (default all)",
-        algos,
+        f"implementations, separated by commas: {ALGOS.listing()} (default all)",
+        ALGOS.passed_on,
     ),
     FamilyOption("--size", "BYTES", "message size, such as 256 or 64K (default 256)", size),
     FamilyOption(

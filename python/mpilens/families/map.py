@@ -33,7 +33,6 @@ BASELINES = ("identity", "packed", "rr", "random")
 MATRIX_SUFFIXES = (".csv", ".mat", ".mtx")
 MONITOR_SUFFIXES = (".jsonl", ".prof")
 DEFAULT_PREFIX = "mpilens-map"
-KIND_CHOICES = (*matrices.KINDS, "all")
 SEED_MAX = 2**32 - 1
 
 
@@ -89,7 +88,7 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     )
     sub.add_argument(
         "--kind",
-        choices=KIND_CHOICES,
+        choices=matrices.KIND_CHOICES,
         default="all",
         help=(
             "monitor data: which communication to map, the bytes of the kinds "

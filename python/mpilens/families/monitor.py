@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 from .. import launch, matrices, results
 from ..analysis import monitor as analysis
-from ..cli_common import add_launch_options, ensure_writable, lib_dir_help, output_dir
+from ..cli_common import (
+    EnvLauncher,
+    add_launch_options,
+    ensure_writable,
+    lib_dir_help,
+    output_dir,
+)
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome
 from ..plots import monitor as plots
@@ -24,7 +29,6 @@ MONITOR_PREFIX = "monitor"
 # Variables of the user's environment meant for the monitoring library; passed on to the ranks,
 # since Open MPI's mpirun passes on only what it is told to.
 MONITOR_SETTINGS = "MPILENS_MONITOR_"
-KIND_CHOICES = (*matrices.KINDS, "all")
 
 
 # --- mpilens monitor -----------------------------------------------------------------------------
@@ -99,15 +103,11 @@ def _run_monitor(args: argparse.Namespace, family: Family) -> Outcome:
     if output.exists():
         raise MpilensError(f'"{output}" already exists; choose another --output')
     env = _monitor_env(outdir / MONITOR_PREFIX, library)
-    command = launch.build_command(
-        flavour, args.np, words[0], words[1:], launcher=args.launcher, env=env
-    )
+    launcher = EnvLauncher(args, flavour)
+    command = launcher.command(words[0], words[1:], env)
     launch.check_launcher(command, None if args.launcher else flavour)
     ensure_writable(outdir)
-    own_env = launch.process_env(command[0], flavour, env)
-    shown = [f"{name}={value}" for name, value in own_env.items()] + command
-    print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
-    launch.run(command, output, env=own_env)
+    launch.run(command, output, env=launcher.announce(command, env))
     return Outcome([_monitor_results(output, flavour)], outdir, results=output)
 
 
@@ -148,7 +148,7 @@ def _add_matrix_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     )
     sub.add_argument(
         "--kind",
-        choices=KIND_CHOICES,
+        choices=matrices.KIND_CHOICES,
         default="all",
         help="which kind of communication (default all)",
     )

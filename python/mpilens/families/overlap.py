@@ -2,15 +2,13 @@
 computes?"""
 
 from ..analysis import overlap as analysis
-from ..cli_common import name_list
+from ..cli_common import Names
 from ..family import Family, FamilyOption
 from ..plots import overlap as plots
 from ..program_command import COMMAND
 
-
-def bench_list(text: str) -> str:
-    """--bench of mpilens overlap: benchmark names of docs/overlap.md, or all."""
-    return name_list(text, analysis.BENCHES, "benchmark", "sender,receiver")
+# --bench: benchmark names of docs/overlap.md, or all.
+BENCHES = Names(analysis.BENCHES, "benchmark", "sender,receiver")
 
 
 FAMILY = Family(
@@ -26,8 +24,8 @@ FAMILY = Family(
         FamilyOption(
             "--bench",
             "LIST",
-            "benchmarks to run, separated by commas: " + ", ".join(analysis.BENCHES) + ", or all",
-            bench_list,
+            f"benchmarks to run, separated by commas: {BENCHES.listing()}",
+            BENCHES.passed_on,
         ),
     ),
     compare_parts=plots.compare_parts,

@@ -21,15 +21,13 @@ from ..analysis import piggyback
 from ..cli_common import (
     LAYER_BIN_DIR_HELP,
     EnvLauncher,
+    Names,
     add_launch_options,
     check_new,
     check_resume,
-    chosen_names,
-    ensure_writable,
     lib_dir_help,
     output_dir,
     program_tail,
-    warn_if_oversubscribed,
 )
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome
@@ -65,15 +63,13 @@ APPS = {
 }
 
 
-def _pb_methods(text: str) -> List[str]:
-    """--methods of mpilens piggyback: the layer's methods, or all, in the layer's order."""
-    return chosen_names(
-        text,
-        piggyback.METHODS,
-        "method",
-        "pack-before,separate",
-        {piggyback.NONE: "the run without the layer is always made"},
-    )
+# --methods: the layer's methods, or all, in the layer's order.
+METHODS = Names(
+    piggyback.METHODS,
+    "method",
+    "pack-before,separate",
+    {piggyback.NONE: "the run without the layer is always made"},
+)
 
 
 def _pb_sizes(text: str) -> List[int]:
@@ -110,16 +106,10 @@ def _app_scale(text: str) -> float:
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("piggyback options")
-    group.add_argument(
+    METHODS.add_option(
+        group,
         "--methods",
-        type=_pb_methods,
-        default=list(piggyback.METHODS),
-        metavar="LIST",
-        help=(
-            "methods of the layer, separated by commas: "
-            + ", ".join(piggyback.METHODS)
-            + ", or all (default all)"
-        ),
+        f"methods of the layer, separated by commas: {METHODS.listing()} (default all)",
     )
     group.add_argument(
         "--pb-sizes",
@@ -510,9 +500,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     if args.auto_file:
         _check_auto_file()
     launcher = _Launcher(args, flavour, library)
-    launch.check_launcher(launcher.command(program, [], {}), None if args.launcher else flavour)
-    ensure_writable(outdir)
-    warn_if_oversubscribed(args)
+    launcher.check(program, outdir)
 
     # auto runs with the threshold measured by the runs before it (see _piggyback_runs).
     before = [one for one in planned if one.bench is None and one.method != "auto"]

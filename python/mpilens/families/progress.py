@@ -12,22 +12,20 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from .. import launch, program_options, results
 from ..analysis import progress as analysis
 from ..cli_common import (
     LAYER_BIN_DIR_HELP,
     EnvLauncher,
+    Names,
     add_launch_options,
     check_new,
     check_resume,
-    chosen_names,
-    ensure_writable,
     lib_dir_help,
     output_dir,
     program_tail,
-    warn_if_oversubscribed,
 )
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome
@@ -38,10 +36,11 @@ from .overlap import FAMILY as OVERLAP
 PROGRESS_LIBRARY = "mpilens-progress"
 NONE = "none"
 THREAD_MODE = re.compile(r"^(poll|yield|sleep:[1-9][0-9]{0,6}|rt(:[1-9][0-9]{0,6})?)$")
-PLACEMENTS = ("shared", "spare")
+PLACEMENTS = Names(("shared", "spare"), "placement", "shared,spare")
 DEFAULT_THREADS = "poll,yield,sleep:50"
 PROGRAM = "mpilens-progress"
-BENCHES = program_options.choices(PROGRAM, "bench")
+BENCHES = Names(program_options.choices(PROGRAM, "bench"), "benchmark", "p2p,nbc")
+OPS = Names(analysis.OPS, "collective", "iallreduce,ibcast")
 # The MPI libraries' own progress threads, switched on by the async setting. Open MPI 4 has one
 # for its TCP transport only (between nodes; on one node nothing changes); MPICH has a general one.
 ASYNC_ENV = {
@@ -67,31 +66,15 @@ def _thread_modes(text: str) -> List[str]:
     return list(dict.fromkeys(modes))
 
 
-def _names(allowed: Sequence[str], what: str, example: str) -> Callable[[str], List[str]]:
-    return lambda text: chosen_names(text, allowed, what, example)
-
-
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
     group = sub.add_argument_group("progress options")
-    group.add_argument(
+    BENCHES.add_option(
+        group,
         "--bench",
-        type=_names(BENCHES, "benchmark", "p2p,nbc"),
-        default=list(BENCHES),
-        metavar="LIST",
-        help=(
-            "benchmarks: "
-            + ", ".join(BENCHES)
-            + ", or all (default all); interrupts runs once, without any help"
-        ),
+        f"benchmarks: {BENCHES.listing()} (default all); interrupts runs once, without any help",
     )
-    group.add_argument(
-        "--ops",
-        type=_names(analysis.OPS, "collective", "iallreduce,ibcast"),
-        default=list(analysis.OPS),
-        metavar="LIST",
-        help="nbc collectives: " + ", ".join(analysis.OPS) + ", or all (default all)",
-    )
+    OPS.add_option(group, "--ops", f"nbc collectives: {OPS.listing()} (default all)")
     group.add_argument(
         "--sizes",
         metavar="MIN:MAX",
@@ -108,16 +91,12 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
             f"{DEFAULT_THREADS})"
         ),
     )
-    group.add_argument(
+    PLACEMENTS.add_option(
+        group,
         "--placement",
-        type=_names(PLACEMENTS, "placement", "shared,spare"),
-        default=list(PLACEMENTS),
-        metavar="LIST",
-        help=(
-            "where the thread runs: shared (not bound: beside its rank's "
-            "computation) and spare (a core no rank of the node is bound to; "
-            "needs bound ranks and a free core), or all (default all)"
-        ),
+        "where the thread runs: shared (not bound: beside its rank's computation) and spare (a "
+        "core no rank of the node is bound to; needs bound ranks and a free core), or all "
+        "(default all)",
     )
     group.add_argument(
         "--async",
@@ -319,9 +298,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     for output in _outputs(outdir, settings, overlap_with):
         check_new(output, args.resume)
     launcher = EnvLauncher(args, flavour)
-    launch.check_launcher(launcher.command(program, [], {}), None if args.launcher else flavour)
-    ensure_writable(outdir)
-    warn_if_oversubscribed(args)
+    launcher.check(program, outdir)
 
     study = _Study(args, launcher, outdir)
     runs: List[results.Run] = []

@@ -23,6 +23,7 @@ from .common import (
     positive_points,
     ratio_axis,
     size_axis,
+    styled_line,
     to_plot,
 )
 
@@ -89,21 +90,9 @@ def _figure_axis(axes: Axes, bench: str, values: Sequence[float]) -> None:
 
 
 def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]], **extra: Any) -> Line2D:
-    colour, marker = _style(method)
-    xs, ys = zip(*points)
-    (line,) = axes.plot(
-        xs,
-        ys,
-        color=colour,
-        marker=marker,
-        markersize=4,
-        linewidth=2.0 if method == pb.NONE else 1.1,
-        zorder=3 if method == pb.NONE else 2,
-        label=_label(method),
-        gid=method,
-        **extra,
+    return styled_line(
+        axes, points, _style(method), method, method == pb.NONE, label=_label(method), **extra
     )
-    return line
 
 
 BENCH_TITLES = {pb.LATENCY: "latency (one way)", pb.BANDWIDTH: "bandwidth"}

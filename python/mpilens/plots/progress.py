@@ -4,7 +4,7 @@ interrupt (seed §V-B2), tables of every number and of the settings, and the com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import progress as pg
 from ..markup import Markup, details, element, table
@@ -22,6 +22,7 @@ from .common import (
     plot_part,
     positive_points,
     size_axis,
+    styled_line,
     to_plot,
 )
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
 
 TITLE = "Progression cost"
 
@@ -92,30 +92,6 @@ def _time_axis(axes: Axes, values: Sequence[float], log: bool) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
-def _line(
-    axes: Axes,
-    points: Sequence[Tuple[float, float]],
-    style: Tuple[str, str],
-    gid: str,
-    bold: bool = False,
-    **extra: Any,
-) -> Line2D:
-    xs, ys = zip(*points)
-    colour, marker = style
-    (line,) = axes.plot(
-        xs,
-        ys,
-        color=colour,
-        marker=marker,
-        markersize=4,
-        linewidth=2.0 if bold else 1.1,
-        zorder=3 if bold else 2,
-        gid=gid,
-        **extra,
-    )
-    return line
-
-
 def _panels(found: pg.Found) -> Tuple[List[str], List[str]]:
     """(operations, kinds) that have overhead curves."""
     operations = [op for op in pg.operations_measured(found) if pg.kinds_measured(found, op)]
@@ -150,13 +126,13 @@ def _overhead_panel(
     for name, curve in pg.overhead_curves(found, operation, kind).items():
         points = positive_points(curve)
         if points:
-            handles.setdefault(name, _line(axes, points, look[name], name, name == pg.NONE))
+            handles.setdefault(name, styled_line(axes, points, look[name], name, name == pg.NONE))
             values += [value for _, value in points]
     reference = positive_points(pg.reference(found, operation))
     if reference:
         handles.setdefault(
             "t_b (blocking)",
-            _line(axes, reference, (REFERENCE_COLOUR, ""), GID_REFERENCE, linestyle="--"),
+            styled_line(axes, reference, (REFERENCE_COLOUR, ""), GID_REFERENCE, linestyle="--"),
         )
         values += [value for _, value in reference]
     size_axis(axes)
@@ -240,7 +216,9 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
         for operation, (size, curve) in curves.items():
             colour = OPERATION_COLOURS.get(operation, "tab:gray")
             label = f"{pg.title(operation)}, {format_size(size)}"
-            handles.setdefault(label, _line(axes, sorted(curve.items()), (colour, "o"), operation))
+            handles.setdefault(
+                label, styled_line(axes, sorted(curve.items()), (colour, "o"), operation)
+            )
             values += list(curve.values())
             untested = pg.curve(found, operation, kind).get(size)
             if untested is not None:
@@ -595,7 +573,7 @@ def _compare_panel(
         ):
             points = positive_points(curves.get(name, {})) if name else []
             if points:
-                _line(
+                styled_line(
                     axes,
                     points,
                     (colour, "o" if side == "A" else "s"),
