@@ -28,22 +28,20 @@ static int gather_half(const unsigned long *row, int offset, int size, int root,
 
 int ml_session_gather(int id, int internal, int root, unsigned long *counts, unsigned long *sizes, int flags)
 {
-    unsigned long *row;
-    int size, rank;
-    MPI_Comm comm;
-    int status = ml_session_row(id, internal, flags, &row, &size, &comm, &rank);
+    ml_session_row_t row;
+    int status = ml_session_row(id, internal, flags, &row);
     if (status != MPI_SUCCESS)
         return status;
-    if (root >= size) {
-        free(row);
+    if (root >= row.size) {
+        free(row.values);
         return MPI_M_INVALID_ROOT;
     }
     ml_tool_traffic_t tool;
     ml_tool_traffic_begin(&tool);
-    status = gather_half(row, 0, size, root, rank, counts, comm);
-    int second = gather_half(row, size, size, root, rank, sizes, comm);
+    status = gather_half(row.values, 0, row.size, root, row.rank, counts, row.comm);
+    int second = gather_half(row.values, row.size, row.size, root, row.rank, sizes, row.comm);
     ml_tool_traffic_end(&tool);
-    free(row);
+    free(row.values);
     return status != MPI_SUCCESS ? status : second;
 }
 
@@ -98,28 +96,31 @@ static int write_matrix(const char *path, const unsigned long *matrix, int size)
     return fclose(f) == 0 ? MPI_SUCCESS : MPI_M_INTERNAL_FAIL;
 }
 
+/* The file a flush writes: FILENAME<part>.<rank>.prof (malloc'ed; NULL when out of memory). */
+static char *prof_path(const char *filename, const char *part, int rank)
+{
+    size_t len = strlen(filename) + strlen(part) + 32;
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%s%s.%d.prof", filename, part, rank);
+    return path;
+}
+
 int MPI_M_flush(MPI_M_msid msid, char *filename, int flags)
 {
     if (!ml_api_up())
         return MPI_M_MISSING_INIT;
     if (!filename)
         return MPI_M_INVALID_ARG;
-    unsigned long *row;
-    int size, rank;
-    MPI_Comm comm;
-    int status = ml_session_row(msid, 0, flags, &row, &size, &comm, &rank);
+    ml_session_row_t row;
+    int status = ml_session_row(msid, 0, flags, &row);
     if (status != MPI_SUCCESS)
         return status;
-    size_t len = strlen(filename) + 32;
-    char *path = malloc(len);
-    status = path ? MPI_SUCCESS : MPI_M_INTERNAL_FAIL;
-    if (path) {
-        snprintf(path, len, "%s.%d.prof", filename, rank);
-        status = write_row(path, row, size);
-    }
+    char *path = prof_path(filename, "", row.rank);
+    status = path ? write_row(path, row.values, row.size) : MPI_M_INTERNAL_FAIL;
     free(path);
-    free(row);
-    return agree(status, comm);
+    free(row.values);
+    return agree(status, row.comm);
 }
 
 int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags)
@@ -130,13 +131,12 @@ int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags)
         return MPI_M_INVALID_ARG;
     if (root < 0)
         return MPI_M_INVALID_ROOT;
-    unsigned long *row;
-    int size, rank;
-    MPI_Comm comm;
-    int status = ml_session_row(msid, 0, flags, &row, &size, &comm, &rank);
+    ml_session_row_t row;
+    int status = ml_session_row(msid, 0, flags, &row);
     if (status != MPI_SUCCESS)
         return status;
-    free(row);
+    free(row.values);
+    int size = row.size, rank = row.rank;
     if (root >= size)
         return MPI_M_INVALID_ROOT;
     unsigned long *counts = NULL, *sizes = NULL;
@@ -148,19 +148,15 @@ int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags)
     int memory = rank == root && (!counts || !sizes) ? MPI_M_INTERNAL_FAIL : MPI_SUCCESS;
     status = ml_session_gather(msid, 0, root, counts, sizes, flags);
     if (rank == root && status == MPI_SUCCESS && memory == MPI_SUCCESS) {
-        size_t len = strlen(filename) + 48;
-        char *path = malloc(len);
-        status = path ? MPI_SUCCESS : MPI_M_INTERNAL_FAIL;
-        if (path) {
-            snprintf(path, len, "%s_counts.%d.prof", filename, ml_mon.world_rank);
-            status = write_matrix(path, counts, size);
-            snprintf(path, len, "%s_sizes.%d.prof", filename, ml_mon.world_rank);
-            if (status == MPI_SUCCESS)
-                status = write_matrix(path, sizes, size);
-        }
+        char *path = prof_path(filename, "_counts", ml_mon.world_rank);
+        status = path ? write_matrix(path, counts, size) : MPI_M_INTERNAL_FAIL;
+        free(path);
+        path = status == MPI_SUCCESS ? prof_path(filename, "_sizes", ml_mon.world_rank) : NULL;
+        if (status == MPI_SUCCESS)
+            status = path ? write_matrix(path, sizes, size) : MPI_M_INTERNAL_FAIL;
         free(path);
     }
     free(counts);
     free(sizes);
-    return agree(status != MPI_SUCCESS ? status : memory, comm);
+    return agree(status != MPI_SUCCESS ? status : memory, row.comm);
 }

@@ -362,8 +362,9 @@ int MPI_M_get_info(MPI_M_msid msid, int *provided, int *array_size)
 /* What get_data and the gathers share: checks, then the row, summed over the kinds in flags, as
  * unsigned longs (negative values, possible for a moment in the decomposed backend while another
  * thread sends, read as 0). All under the lock: the session cannot change or go meanwhile. */
-int ml_session_row(int id, int internal, int flags, unsigned long **row, int *size, MPI_Comm *comm, int *rank)
+int ml_session_row(int id, int internal, int flags, ml_session_row_t *row)
 {
+    unsigned long *values = NULL;
     pthread_mutex_lock(&lock);
     int status = MPI_SUCCESS;
     session_t *s = usable(id, internal) ? &sessions[id] : NULL;
@@ -373,7 +374,7 @@ int ml_session_row(int id, int internal, int flags, unsigned long **row, int *si
         status = MPI_M_SESSION_NOT_SUSPENDED;
     else if (flags < 1 || flags > MPI_M_ALL_COMM)
         status = MPI_M_INVALID_ARG;
-    else if (!(*row = malloc(sizeof **row * 2 * (size_t)s->size)))
+    else if (!(values = malloc(sizeof *values * 2 * (size_t)s->size)))
         status = MPI_M_INTERNAL_FAIL;
     if (status == MPI_SUCCESS) {
         for (int r = 0; r < s->size; r++) {
@@ -383,12 +384,10 @@ int ml_session_row(int id, int internal, int flags, unsigned long **row, int *si
                     messages += s->acc[(2 * k) * s->size + r];
                     bytes += s->acc[(2 * k + 1) * s->size + r];
                 }
-            (*row)[r] = messages > 0 ? (unsigned long)messages : 0;
-            (*row)[s->size + r] = bytes > 0 ? (unsigned long)bytes : 0;
+            values[r] = messages > 0 ? (unsigned long)messages : 0;
+            values[s->size + r] = bytes > 0 ? (unsigned long)bytes : 0;
         }
-        *size = s->size;
-        *comm = s->comm;
-        *rank = s->rank;
+        *row = (ml_session_row_t){.values = values, .size = s->size, .rank = s->rank, .comm = s->comm};
     }
     pthread_mutex_unlock(&lock);
     return status;
@@ -398,17 +397,16 @@ int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *ms
 {
     if (!up())
         return MPI_M_MISSING_INIT;
-    unsigned long *row;
-    int size, rank;
-    MPI_Comm comm;
-    int status = ml_session_row(msid, 0, flags, &row, &size, &comm, &rank);
+    ml_session_row_t row;
+    int status = ml_session_row(msid, 0, flags, &row);
     if (status != MPI_SUCCESS)
         return status;
+    size_t bytes = sizeof *row.values * (size_t)row.size;
     if (msg_counts != MPI_M_DATA_IGNORE)
-        memcpy(msg_counts, row, sizeof *row * (size_t)size);
+        memcpy(msg_counts, row.values, bytes);
     if (msg_sizes != MPI_M_DATA_IGNORE)
-        memcpy(msg_sizes, row + size, sizeof *row * (size_t)size);
-    free(row);
+        memcpy(msg_sizes, row.values + row.size, bytes);
+    free(row.values);
     return MPI_SUCCESS;
 }
 

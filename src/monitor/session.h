@@ -11,9 +11,16 @@ int ml_session_suspend(int id, int internal);
 int ml_session_continue(int id, int internal);
 int ml_session_free_internal(int id);
 
-/* Checks a session can be read with these flags, then returns its row: row[0..size) messages,
- * row[size..2 size) bytes, malloc'ed; comm and rank are the session's own. */
-int ml_session_row(int id, int internal, int flags, unsigned long **row, int *size, MPI_Comm *comm, int *rank);
+/* A process's row of a session: values[0..size) messages, values[size..2 size) bytes (malloc'ed:
+ * the caller frees it); comm and rank are the session's own. */
+typedef struct {
+    unsigned long *values;
+    int size, rank;
+    MPI_Comm comm;
+} ml_session_row_t;
+
+/* Checks a session can be read with these flags, then fills row (only on success). */
+int ml_session_row(int id, int internal, int flags, ml_session_row_t *row);
 
 /* Gathers every process's row on root (root < 0: on every process) into counts and sizes
  * (size x size, row-major); either may be NULL to drop it. Collective over the session. */
