@@ -28,7 +28,7 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test lint deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -44,6 +44,15 @@ lint: deps
 	$(VENV)/bin/ruff format --check python
 	$(VENV)/bin/mypy
 	shellcheck $(SHELL_SCRIPTS)
+
+# The C API reference, from the Doxygen comments of the public headers (docs/Doxyfile), in
+# build/docs/api. Warnings are errors there: an undocumented function, parameter or return value
+# fails the build.
+docs:
+	@tools/install-deps.sh docs
+	mkdir -p build/docs
+	doxygen docs/Doxyfile
+	@echo "API reference: build/docs/api/index.html"
 
 deps: $(VENV)/.installed
 	@tools/install-deps.sh

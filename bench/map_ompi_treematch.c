@@ -19,7 +19,7 @@
 
 #include "mpilens/map.h"
 
-static void fail(const char *what, int status)
+static void fail(const char *what, mpilens_map_status_t status)
 {
     fprintf(stderr, "map_ompi_treematch: %s: %s\n", what, mpilens_map_status_string(status));
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -38,7 +38,7 @@ static int ompi_new_rank(mpilens_map_matrix_t *matrix, int rank)
     size_t count;
     const int *from, *to;
     const double *bytes;
-    int status = mpilens_map_matrix_entries(matrix, &count, &from, &to, &bytes);
+    mpilens_map_status_t status = mpilens_map_matrix_entries(matrix, &count, &from, &to, &bytes);
     if (status != MPILENS_MAP_OK)
         fail("matrix entries", status);
     double largest = 0;
@@ -66,7 +66,7 @@ static void print_cost(const char *name, const mpilens_map_topology_t *topology,
                        const long *slot_of, double identity_weighted)
 {
     mpilens_map_cost_t cost;
-    int status = mpilens_map_cost(topology, matrix, slot_of, &cost);
+    mpilens_map_status_t status = mpilens_map_cost(topology, matrix, slot_of, &cost);
     if (status != MPILENS_MAP_OK)
         fail(name, status);
     printf("%-22s %16.0f %16.0f %14.0f %8.3g\n", name, cost.hop_bytes, cost.weighted_bytes, cost.busiest_link,
@@ -85,9 +85,12 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     mpilens_map_algo_t algo = MPILENS_MAP_TREEMATCH;
-    int status = argc > 2 ? mpilens_map_algo_parse(argv[2], &algo) : MPILENS_MAP_OK;
+    mpilens_map_status_t status = argc > 2 ? mpilens_map_algo_parse(argv[2], &algo) : MPILENS_MAP_OK;
     if (status != MPILENS_MAP_OK)
         fail(argv[2], status);
+    const char *algo_name;
+    if ((status = mpilens_map_algo_name(algo, &algo_name)) != MPILENS_MAP_OK)
+        fail("naming the algorithm", status);
     mpilens_map_matrix_t *matrix;
     int order;
     if ((status = mpilens_map_matrix_load(argv[1], &matrix)) != MPILENS_MAP_OK)
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
             moved += new_rank_of[r] != r;
         }
         if ((status = mpilens_map_compute_onto(topology, matrix, algo, 0, placed, ours)) != MPILENS_MAP_OK)
-            fail(mpilens_map_algo_name(algo), status);
+            fail(algo_name, status);
         char text[256];
         mpilens_map_topology_describe(topology, text, sizeof text);
         char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -134,7 +137,7 @@ int main(int argc, char **argv)
         printf("%-22s %16s %16s %14s %8s\n", "mapping", "hop-bytes", "weighted", "busiest link", "ratio");
         print_cost("launcher's placement", topology, matrix, placed, identity.weighted_bytes);
         print_cost("MPI_Dist_graph_create", topology, matrix, ompi, identity.weighted_bytes);
-        print_cost(mpilens_map_algo_name(algo), topology, matrix, ours, identity.weighted_bytes);
+        print_cost(algo_name, topology, matrix, ours, identity.weighted_bytes);
     }
     free(placed);
     free(ompi);

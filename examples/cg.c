@@ -671,6 +671,9 @@ static void write_point(ml_results_t *results, const options_t *o, const reorder
                         const outcome_t *after, double reorder_s, const mpilens_map_cost_t *cost_before,
                         const mpilens_map_cost_t *cost_after, const int *new_rank_of, int size)
 {
+    const char *algo = "none";
+    if (!ro->none)
+        check_map(mpilens_map_algo_name(ro->algo, &algo), "naming the algorithm");
     ml_json_t j;
     ml_json_init(&j);
     ml_record_point_begin(&j, "map", "cg_reorder", "cg_reorder");
@@ -679,7 +682,7 @@ static void write_point(ml_results_t *results, const options_t *o, const reorder
     ml_json_int(&j, "ny", o->ny);
     ml_json_int(&j, "nz", o->nz);
     ml_json_int(&j, "iterations", o->iterations);
-    ml_json_string(&j, "algo", ro->none ? "none" : mpilens_map_algo_name(ro->algo));
+    ml_json_string(&j, "algo", algo);
     ml_json_string(&j, "topology", ro->text);
     ml_json_end_object(&j);
     ml_json_begin_object(&j, "stats");

@@ -327,6 +327,8 @@ static void write_point(demo_t *d, const char *key, long n, uint64_t bytes, doub
 {
     size_t reps = (size_t)d->opt.repeat;
     double t1 = median(times[0], reps), t2 = median(times[1], reps), t3 = median(times[2], reps);
+    const char *algo;
+    check_map(mpilens_map_algo_name(d->algo, &algo), "naming the algorithm");
     ml_json_t j;
     ml_json_init(&j);
     ml_record_point_begin(&j, FAMILY, BENCH, key);
@@ -334,7 +336,7 @@ static void write_point(demo_t *d, const char *key, long n, uint64_t bytes, doub
     ml_json_int(&j, "iterations", n);
     ml_json_int(&j, "size_bytes", (int64_t)bytes);
     ml_json_int(&j, "group", d->opt.group);
-    ml_json_string(&j, "algo", mpilens_map_algo_name(d->algo));
+    ml_json_string(&j, "algo", algo);
     ml_json_string(&j, "topology", d->topology_text);
     ml_json_end_object(&j);
     ml_json_begin_object(&j, "stats");

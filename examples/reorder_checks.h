@@ -19,7 +19,7 @@ _Noreturn static inline void die(const char *what, const char *why)
     exit(1);
 }
 
-static inline void check_map(int status, const char *what)
+static inline void check_map(mpilens_map_status_t status, const char *what)
 {
     if (status != MPILENS_MAP_OK)
         die(what, mpilens_map_status_string(status));

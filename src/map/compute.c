@@ -45,8 +45,9 @@ static int run(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, mpilens
     }
 }
 
-int mpilens_map_compute_onto(const mpilens_map_topology_t *topology, const mpilens_map_matrix_t *matrix,
-                             mpilens_map_algo_t algo, unsigned seed, const long *allowed, long *slot_of)
+mpilens_map_status_t mpilens_map_compute_onto(const mpilens_map_topology_t *topology,
+                                              const mpilens_map_matrix_t *matrix, mpilens_map_algo_t algo,
+                                              unsigned seed, const long *allowed, long *slot_of)
 {
     if (!topology || !matrix || !allowed || !slot_of || matrix->order < 1)
         return MPILENS_MAP_ERR_ARG;
@@ -88,8 +89,8 @@ static int with_padding(mpilens_map_matrix_t *m, int order, mpilens_map_matrix_t
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_compute(const mpilens_map_topology_t *topology, const mpilens_map_matrix_t *matrix,
-                        mpilens_map_algo_t algo, unsigned seed, long *slot_of)
+mpilens_map_status_t mpilens_map_compute(const mpilens_map_topology_t *topology, const mpilens_map_matrix_t *matrix,
+                                         mpilens_map_algo_t algo, unsigned seed, long *slot_of)
 {
     if (!topology || !matrix || !slot_of || matrix->order < 1 || topology->slots < 1)
         return MPILENS_MAP_ERR_ARG;

@@ -49,8 +49,8 @@ static void uplinks_busiest(const mpilens_map_topology_t *t, const uplinks_t *u,
     }
 }
 
-int mpilens_map_cost(const mpilens_map_topology_t *topology, const mpilens_map_matrix_t *matrix,
-                     const long *slot_of, mpilens_map_cost_t *cost)
+mpilens_map_status_t mpilens_map_cost(const mpilens_map_topology_t *topology, const mpilens_map_matrix_t *matrix,
+                                      const long *slot_of, mpilens_map_cost_t *cost)
 {
     if (!topology || !matrix || !slot_of || !cost)
         return MPILENS_MAP_ERR_ARG;

@@ -65,7 +65,7 @@ static int append(mpilens_map_matrix_t *m, int from, int to, double bytes)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_free(mpilens_map_matrix_t *matrix)
+mpilens_map_status_t mpilens_map_matrix_free(mpilens_map_matrix_t *matrix)
 {
     if (matrix) {
         free(matrix->from);
@@ -77,7 +77,7 @@ int mpilens_map_matrix_free(mpilens_map_matrix_t *matrix)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_create(int order, mpilens_map_matrix_t **matrix)
+mpilens_map_status_t mpilens_map_matrix_create(int order, mpilens_map_matrix_t **matrix)
 {
     if (order < 1 || !matrix)
         return MPILENS_MAP_ERR_ARG;
@@ -90,7 +90,7 @@ int mpilens_map_matrix_create(int order, mpilens_map_matrix_t **matrix)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_add(mpilens_map_matrix_t *matrix, int from, int to, double bytes)
+mpilens_map_status_t mpilens_map_matrix_add(mpilens_map_matrix_t *matrix, int from, int to, double bytes)
 {
     if (!matrix || from < 0 || from >= matrix->order || to < 0 || to >= matrix->order || !(bytes >= 0) ||
         isinf(bytes))
@@ -111,7 +111,8 @@ static int allocate_entries(mpilens_map_matrix_t *m, size_t entries)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_from_dense(int order, const unsigned long *values, mpilens_map_matrix_t **matrix)
+mpilens_map_status_t mpilens_map_matrix_from_dense(int order, const unsigned long *values,
+                                                   mpilens_map_matrix_t **matrix)
 {
     if (order < 1 || !values || !matrix)
         return MPILENS_MAP_ERR_ARG;
@@ -306,7 +307,7 @@ int ml_map_matrix_graph(mpilens_map_matrix_t *m)
 
 /* ---- queries ---------------------------------------------------------------------------------- */
 
-int mpilens_map_matrix_order(const mpilens_map_matrix_t *matrix, int *order)
+mpilens_map_status_t mpilens_map_matrix_order(const mpilens_map_matrix_t *matrix, int *order)
 {
     if (!matrix || !order)
         return MPILENS_MAP_ERR_ARG;
@@ -314,7 +315,7 @@ int mpilens_map_matrix_order(const mpilens_map_matrix_t *matrix, int *order)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_nonzeros(const mpilens_map_matrix_t *matrix, size_t *nonzeros)
+mpilens_map_status_t mpilens_map_matrix_nonzeros(const mpilens_map_matrix_t *matrix, size_t *nonzeros)
 {
     if (!matrix || !nonzeros)
         return MPILENS_MAP_ERR_ARG;
@@ -327,7 +328,7 @@ int mpilens_map_matrix_nonzeros(const mpilens_map_matrix_t *matrix, size_t *nonz
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_total(const mpilens_map_matrix_t *matrix, double *bytes)
+mpilens_map_status_t mpilens_map_matrix_total(const mpilens_map_matrix_t *matrix, double *bytes)
 {
     if (!matrix || !bytes)
         return MPILENS_MAP_ERR_ARG;
@@ -338,8 +339,8 @@ int mpilens_map_matrix_total(const mpilens_map_matrix_t *matrix, double *bytes)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_matrix_entries(mpilens_map_matrix_t *matrix, size_t *count, const int **from, const int **to,
-                               const double **bytes)
+mpilens_map_status_t mpilens_map_matrix_entries(mpilens_map_matrix_t *matrix, size_t *count, const int **from,
+                                                const int **to, const double **bytes)
 {
     if (!matrix || !count || !from || !to || !bytes)
         return MPILENS_MAP_ERR_ARG;
@@ -634,7 +635,7 @@ static int load_text(char *text, mpilens_map_matrix_t *m)
     return load_dense(&lines, m);
 }
 
-int mpilens_map_matrix_load(const char *path, mpilens_map_matrix_t **matrix)
+mpilens_map_status_t mpilens_map_matrix_load(const char *path, mpilens_map_matrix_t **matrix)
 {
     if (!path || !matrix)
         return MPILENS_MAP_ERR_ARG;

@@ -90,8 +90,8 @@ static void usage_error(const char *fmt, ...)
 
 /* "mpilens-map: <what>: <status>", exit status 1 (2 for a value the user gave that the library
  * refused as such: a description or option text that does not parse). */
-static void check(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int status, const char *fmt, ...)
+static void check(mpilens_map_status_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(mpilens_map_status_t status, const char *fmt, ...)
 {
     if (status == MPILENS_MAP_OK)
         return;
@@ -311,7 +311,7 @@ static void cubic_dims(long order, long dims[3])
 
 static int add_both(mpilens_map_matrix_t *m, long a, long b, double bytes)
 {
-    int status = mpilens_map_matrix_add(m, (int)a, (int)b, bytes);
+    mpilens_map_status_t status = mpilens_map_matrix_add(m, (int)a, (int)b, bytes);
     return status != MPILENS_MAP_OK ? status : mpilens_map_matrix_add(m, (int)b, (int)a, bytes);
 }
 
@@ -533,7 +533,8 @@ static long peak_rss_kib(void)
 static void map_one(ml_json_t *j, const mpilens_map_topology_t *t, const mpilens_map_matrix_t *m,
                     mpilens_map_algo_t algo, const options_t *o)
 {
-    const char *name = mpilens_map_algo_name(algo);
+    const char *name;
+    check(mpilens_map_algo_name(algo, &name), "algorithm %d", (int)algo);
     int order, depth;
     check(mpilens_map_matrix_order(m, &order), "%s", name);
     check(mpilens_map_topology_depth(t, &depth), "%s", name);

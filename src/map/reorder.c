@@ -325,8 +325,8 @@ static int machine_topology(ml_machine_t *m, mpilens_map_topology_t **topology)
     return status;
 }
 
-int mpilens_map_topology_of_comm(MPI_Comm comm, mpilens_map_topology_t **topology, long *slot_of_rank,
-                                 int *all_bound)
+mpilens_map_status_t mpilens_map_topology_of_comm(MPI_Comm comm, mpilens_map_topology_t **topology, long *slot_of_rank,
+                                                  int *all_bound)
 {
     int rank, size;
     if (comm == MPI_COMM_NULL)
@@ -580,9 +580,10 @@ static int reorder_collectively(MPI_Comm comm, int rank, int size, const mpilens
     return status;
 }
 
-int mpilens_map_reorder(MPI_Comm comm, const unsigned long *row_bytes, const mpilens_map_topology_t *topology,
-                        mpilens_map_algo_t algo, MPI_Comm *newcomm, int *new_rank_of, mpilens_map_cost_t *before,
-                        mpilens_map_cost_t *after)
+mpilens_map_status_t mpilens_map_reorder(MPI_Comm comm, const unsigned long *row_bytes,
+                                         const mpilens_map_topology_t *topology, mpilens_map_algo_t algo,
+                                         MPI_Comm *newcomm, int *new_rank_of, mpilens_map_cost_t *before,
+                                         mpilens_map_cost_t *after)
 {
     int rank, size;
     if (comm == MPI_COMM_NULL)
@@ -635,9 +636,10 @@ static int session_row(MPI_M_msid msid, int flags, int size, unsigned long *row)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_reorder_session(MPI_Comm comm, MPI_M_msid msid, int flags, const mpilens_map_topology_t *topology,
-                                mpilens_map_algo_t algo, MPI_Comm *newcomm, int *new_rank_of,
-                                mpilens_map_cost_t *before, mpilens_map_cost_t *after)
+mpilens_map_status_t mpilens_map_reorder_session(MPI_Comm comm, MPI_M_msid msid, int flags,
+                                                 const mpilens_map_topology_t *topology, mpilens_map_algo_t algo,
+                                                 MPI_Comm *newcomm, int *new_rank_of, mpilens_map_cost_t *before,
+                                                 mpilens_map_cost_t *after)
 {
     int size;
     if (comm == MPI_COMM_NULL)

@@ -3,7 +3,7 @@
 
 #include "map_internal.h"
 
-const char *mpilens_map_status_string(int status)
+const char *mpilens_map_status_string(mpilens_map_status_t status)
 {
     switch (status) {
     case MPILENS_MAP_OK: return "success";
@@ -18,8 +18,8 @@ const char *mpilens_map_status_string(int status)
     case MPILENS_MAP_ERR_UNSUPPORTED: return "algorithm not built in this library";
     case MPILENS_MAP_ERR_MPI: return "MPI call failed";
     case MPILENS_MAP_ERR_MONITOR: return "monitoring session could not give its matrix";
-    default: return "unknown status";
     }
+    return "unknown status";
 }
 
 /* Every name algo_parse accepts; the first of each algorithm is the one algo_name gives. */
@@ -35,7 +35,7 @@ static const struct {
 
 #define ALGO_NAMES (sizeof algo_names / sizeof algo_names[0])
 
-int mpilens_map_algo_parse(const char *name, mpilens_map_algo_t *algo)
+mpilens_map_status_t mpilens_map_algo_parse(const char *name, mpilens_map_algo_t *algo)
 {
     if (!name || !algo)
         return MPILENS_MAP_ERR_ARG;
@@ -48,15 +48,20 @@ int mpilens_map_algo_parse(const char *name, mpilens_map_algo_t *algo)
     return MPILENS_MAP_ERR_SPEC;
 }
 
-const char *mpilens_map_algo_name(mpilens_map_algo_t algo)
+mpilens_map_status_t mpilens_map_algo_name(mpilens_map_algo_t algo, const char **name)
 {
-    for (size_t i = 0; i < ALGO_NAMES; i++)
-        if (algo_names[i].algo == algo)
-            return algo_names[i].name;
-    return "unknown algorithm";
+    if (!name)
+        return MPILENS_MAP_ERR_ARG;
+    for (size_t i = 0; i < ALGO_NAMES; i++) {
+        if (algo_names[i].algo == algo) {
+            *name = algo_names[i].name;
+            return MPILENS_MAP_OK;
+        }
+    }
+    return MPILENS_MAP_ERR_ARG;
 }
 
-int mpilens_map_algo_available(mpilens_map_algo_t algo, int *available)
+mpilens_map_status_t mpilens_map_algo_available(mpilens_map_algo_t algo, int *available)
 {
     if (!available || (int)algo < (int)MPILENS_MAP_TREEMATCH || (int)algo > (int)MPILENS_MAP_RANDOM)
         return MPILENS_MAP_ERR_ARG;

@@ -58,7 +58,7 @@ static int name_hosts(mpilens_map_topology_t *t, const char *const *names)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_free(mpilens_map_topology_t *topology)
+mpilens_map_status_t mpilens_map_topology_free(mpilens_map_topology_t *topology)
 {
     if (topology) {
         free(topology->hosts);
@@ -171,7 +171,7 @@ static int parse_synthetic(const char *spec, mpilens_map_topology_t *t)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_synthetic(const char *spec, mpilens_map_topology_t **topology)
+mpilens_map_status_t mpilens_map_topology_synthetic(const char *spec, mpilens_map_topology_t **topology)
 {
     if (!spec || !topology)
         return MPILENS_MAP_ERR_ARG;
@@ -207,7 +207,7 @@ static void format_cost(double value, char *text, size_t room)
 /* Enough for MPILENS_MAP_MAX_DEPTH levels of " NAME:ARITY" and " cost=" with their costs. */
 #define DESCRIPTION_MAX 512
 
-int mpilens_map_topology_describe(const mpilens_map_topology_t *topology, char *text, size_t room)
+mpilens_map_status_t mpilens_map_topology_describe(const mpilens_map_topology_t *topology, char *text, size_t room)
 {
     if (!topology || !text)
         return MPILENS_MAP_ERR_ARG;
@@ -503,7 +503,7 @@ static int hw_load(const char *xml, size_t length, mpilens_map_topology_t **topo
     return status;
 }
 
-int mpilens_map_topology_hwloc(mpilens_map_topology_t **topology)
+mpilens_map_status_t mpilens_map_topology_hwloc(mpilens_map_topology_t **topology)
 {
     if (!topology)
         return MPILENS_MAP_ERR_ARG;
@@ -520,7 +520,7 @@ static void blank_comments(char *text)
             *c++ = ' ';
 }
 
-int mpilens_map_topology_load(const char *path, mpilens_map_topology_t **topology)
+mpilens_map_status_t mpilens_map_topology_load(const char *path, mpilens_map_topology_t **topology)
 {
     if (!path || !topology)
         return MPILENS_MAP_ERR_ARG;
@@ -556,8 +556,8 @@ static int replicate(const int *per_slot, long slots, int nodes, int **copy)
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_join(const mpilens_map_topology_t *node, int nodes, const char *const *hosts,
-                              mpilens_map_topology_t **topology)
+mpilens_map_status_t mpilens_map_topology_join(const mpilens_map_topology_t *node, int nodes, const char *const *hosts,
+                                               mpilens_map_topology_t **topology)
 {
     if (!node || nodes < 1 || !topology)
         return MPILENS_MAP_ERR_ARG;
@@ -588,7 +588,7 @@ int mpilens_map_topology_join(const mpilens_map_topology_t *node, int nodes, con
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_set_costs(mpilens_map_topology_t *topology, const double *costs, int levels)
+mpilens_map_status_t mpilens_map_topology_set_costs(mpilens_map_topology_t *topology, const double *costs, int levels)
 {
     if (!topology || !costs || levels != topology->depth || !costs_valid(costs, levels))
         return MPILENS_MAP_ERR_ARG;
@@ -598,7 +598,7 @@ int mpilens_map_topology_set_costs(mpilens_map_topology_t *topology, const doubl
 
 /* ---- accessors -------------------------------------------------------------------------------- */
 
-int mpilens_map_topology_depth(const mpilens_map_topology_t *topology, int *depth)
+mpilens_map_status_t mpilens_map_topology_depth(const mpilens_map_topology_t *topology, int *depth)
 {
     if (!topology || !depth)
         return MPILENS_MAP_ERR_ARG;
@@ -606,7 +606,7 @@ int mpilens_map_topology_depth(const mpilens_map_topology_t *topology, int *dept
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_arity(const mpilens_map_topology_t *topology, int level, int *arity)
+mpilens_map_status_t mpilens_map_topology_arity(const mpilens_map_topology_t *topology, int level, int *arity)
 {
     if (!topology || !arity || level < 0 || level >= topology->depth)
         return MPILENS_MAP_ERR_ARG;
@@ -614,7 +614,8 @@ int mpilens_map_topology_arity(const mpilens_map_topology_t *topology, int level
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_level_name(const mpilens_map_topology_t *topology, int level, const char **name)
+mpilens_map_status_t mpilens_map_topology_level_name(const mpilens_map_topology_t *topology, int level,
+                                                     const char **name)
 {
     if (!topology || !name || level < 0 || level >= topology->depth)
         return MPILENS_MAP_ERR_ARG;
@@ -622,7 +623,7 @@ int mpilens_map_topology_level_name(const mpilens_map_topology_t *topology, int 
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_cost(const mpilens_map_topology_t *topology, int level, double *cost)
+mpilens_map_status_t mpilens_map_topology_cost(const mpilens_map_topology_t *topology, int level, double *cost)
 {
     if (!topology || !cost || level < 0 || level >= topology->depth)
         return MPILENS_MAP_ERR_ARG;
@@ -630,7 +631,7 @@ int mpilens_map_topology_cost(const mpilens_map_topology_t *topology, int level,
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_slots(const mpilens_map_topology_t *topology, long *slots)
+mpilens_map_status_t mpilens_map_topology_slots(const mpilens_map_topology_t *topology, long *slots)
 {
     if (!topology || !slots)
         return MPILENS_MAP_ERR_ARG;
@@ -638,8 +639,8 @@ int mpilens_map_topology_slots(const mpilens_map_topology_t *topology, long *slo
     return MPILENS_MAP_OK;
 }
 
-int mpilens_map_topology_slot_place(const mpilens_map_topology_t *topology, long slot, const char **host,
-                                    int *core, int *pu)
+mpilens_map_status_t mpilens_map_topology_slot_place(const mpilens_map_topology_t *topology, long slot,
+                                                     const char **host, int *core, int *pu)
 {
     if (!topology || !host || !core || !pu || slot < 0 || slot >= topology->slots)
         return MPILENS_MAP_ERR_ARG;

@@ -93,9 +93,21 @@ mpilens_pb_status_t mpilens_pb_set_method(const char *name)
     return MPILENS_PB_OK;
 }
 
-size_t mpilens_pb_size(void) { return ml_pb.size; }
+mpilens_pb_status_t mpilens_pb_get_size(size_t *bytes)
+{
+    if (!bytes)
+        return MPILENS_PB_ERR_ARG;
+    *bytes = ml_pb.size;
+    return MPILENS_PB_OK;
+}
 
-const char *mpilens_pb_method(void) { return ml_pb.method->name; }
+mpilens_pb_status_t mpilens_pb_get_method(const char **name)
+{
+    if (!name)
+        return MPILENS_PB_ERR_ARG;
+    *name = ml_pb.method->name;
+    return MPILENS_PB_OK;
+}
 
 const char *mpilens_pb_status_string(mpilens_pb_status_t status)
 {

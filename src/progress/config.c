@@ -119,7 +119,7 @@ ml_progress_spec_t ml_progress_wanted(char *why, size_t why_size)
 
 /* ---- the tool API ---------------------------------------------------------------------------------- */
 
-int mpilens_progress_configure(const char *spec)
+mpilens_progress_status_t mpilens_progress_configure(const char *spec)
 {
     if (!spec)
         return MPILENS_PROGRESS_ERR_ARG;
@@ -134,7 +134,7 @@ int mpilens_progress_configure(const char *spec)
     return MPILENS_PROGRESS_OK;
 }
 
-int mpilens_progress_info(mpilens_progress_info_t *info)
+mpilens_progress_status_t mpilens_progress_info(mpilens_progress_info_t *info)
 {
     if (!info)
         return MPILENS_PROGRESS_ERR_ARG;
@@ -142,7 +142,7 @@ int mpilens_progress_info(mpilens_progress_info_t *info)
     return MPILENS_PROGRESS_OK;
 }
 
-const char *mpilens_progress_status_string(int status)
+const char *mpilens_progress_status_string(mpilens_progress_status_t status)
 {
     switch (status) {
     case MPILENS_PROGRESS_OK:
@@ -153,7 +153,6 @@ const char *mpilens_progress_status_string(int status)
         return "MPI_Init already ran: configure the progress thread before it";
     case MPILENS_PROGRESS_ERR_ARG:
         return "a null pointer";
-    default:
-        return "unknown status";
     }
+    return "unknown status";
 }

@@ -447,7 +447,7 @@ static void test_errors(void)
     CHECK(mpilens_map_compute_onto(t, m, MPILENS_MAP_GREEDY, 1, negative, slot_of) == MPILENS_MAP_ERR_ARG);
     CHECK(mpilens_map_compute_onto(t, m, (mpilens_map_algo_t)-1, 1, allowed, slot_of) == MPILENS_MAP_ERR_ARG);
     /* Scotch is there or says so, the same way through every entry point. */
-    int expected = available(MPILENS_MAP_SCOTCH) ? MPILENS_MAP_OK : MPILENS_MAP_ERR_UNSUPPORTED;
+    mpilens_map_status_t expected = available(MPILENS_MAP_SCOTCH) ? MPILENS_MAP_OK : MPILENS_MAP_ERR_UNSUPPORTED;
     CHECK(mpilens_map_compute_onto(t, m, MPILENS_MAP_SCOTCH, 1, allowed, slot_of) == expected);
     if (expected != MPILENS_MAP_OK) {
         CHECK(mpilens_map_compute(t, m, MPILENS_MAP_SCOTCH, 1, slot_of) == expected);

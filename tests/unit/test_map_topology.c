@@ -1,7 +1,8 @@
 /* Topologies against known shapes: synthetic descriptions and every way they can be wrong, their
  * text round trip, lowest common ancestors, joins, description files, hwloc XML exports of known
  * trees (cgroup-like restrictions included, tests/data/map/hw_*.xml made with lstopo -i), and
- * this machine compared with hwloc itself. Also the names of status codes and algorithms.
+ * this machine compared with hwloc itself. Also the names of status codes and algorithms, and the
+ * status convention: outputs written only on success.
  * argv[1]: tests/data/map. */
 #include <hwloc.h>
 #include <limits.h>
@@ -412,10 +413,15 @@ static void test_names(void)
     CHECK_STR(mpilens_map_status_string(MPILENS_MAP_OK), "success");
     CHECK_STR(mpilens_map_status_string(MPILENS_MAP_ERR_SPEC), "description that does not parse");
     CHECK_STR(mpilens_map_status_string(MPILENS_MAP_ERR_MONITOR), "monitoring session could not give its matrix");
-    CHECK_STR(mpilens_map_status_string(-1), "unknown status");
-    CHECK_STR(mpilens_map_status_string(MPILENS_MAP_ERR_MONITOR + 1), "unknown status");
-    for (int s = MPILENS_MAP_OK; s <= MPILENS_MAP_ERR_MONITOR; s++)
-        CHECK(strcmp(mpilens_map_status_string(s), "unknown status") != 0);
+    CHECK_STR(mpilens_map_status_string((mpilens_map_status_t)-1), "unknown status");
+    CHECK_STR(mpilens_map_status_string((mpilens_map_status_t)(MPILENS_MAP_ERR_MONITOR + 1)), "unknown status");
+    /* every code has a name of its own */
+    for (int s = MPILENS_MAP_OK; s <= MPILENS_MAP_ERR_MONITOR; s++) {
+        CHECK(strcmp(mpilens_map_status_string((mpilens_map_status_t)s), "unknown status") != 0);
+        for (int other = MPILENS_MAP_OK; other < s; other++)
+            CHECK(strcmp(mpilens_map_status_string((mpilens_map_status_t)s),
+                         mpilens_map_status_string((mpilens_map_status_t)other)) != 0);
+    }
 
     static const struct { const char *name, *canonical; mpilens_map_algo_t algo; } algos[] = {
         {"treematch", "treematch", MPILENS_MAP_TREEMATCH}, {"greedy", "greedy", MPILENS_MAP_GREEDY},
@@ -427,7 +433,9 @@ static void test_names(void)
         mpilens_map_algo_t algo = (mpilens_map_algo_t)-1;
         int available = -1;
         CHECK(mpilens_map_algo_parse(algos[i].name, &algo) == MPILENS_MAP_OK && algo == algos[i].algo);
-        CHECK_STR(mpilens_map_algo_name(algo), algos[i].canonical);
+        const char *name = NULL;
+        CHECK(mpilens_map_algo_name(algo, &name) == MPILENS_MAP_OK);
+        CHECK_STR(name, algos[i].canonical);
         CHECK(mpilens_map_algo_available(algo, &available) == MPILENS_MAP_OK);
         /* scotch depends on the build, every other algorithm is always there */
         CHECK(algo == MPILENS_MAP_SCOTCH ? available == 0 || available == 1 : available == 1);
@@ -440,7 +448,102 @@ static void test_names(void)
     int available;
     CHECK(mpilens_map_algo_available((mpilens_map_algo_t)99, &available) == MPILENS_MAP_ERR_ARG);
     CHECK(mpilens_map_algo_available(MPILENS_MAP_TREEMATCH, NULL) == MPILENS_MAP_ERR_ARG);
-    CHECK_STR(mpilens_map_algo_name((mpilens_map_algo_t)99), "unknown algorithm");
+    const char *name = "untouched";
+    CHECK(mpilens_map_algo_name((mpilens_map_algo_t)99, &name) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_algo_name((mpilens_map_algo_t)-1, &name) == MPILENS_MAP_ERR_ARG);
+    CHECK_STR(name, "untouched");
+    CHECK(mpilens_map_algo_name(MPILENS_MAP_GREEDY, NULL) == MPILENS_MAP_ERR_ARG);
+}
+
+/* The status convention (include/mpilens/map.h): a call that fails returns the error and leaves
+ * every output as it was. Each output starts as a sentinel the call would never write. */
+static void test_outputs_only_on_success(void)
+{
+    mpilens_map_topology_t *t = NULL, *sentinel_topology = (mpilens_map_topology_t *)&t;
+    CHECK(mpilens_map_topology_synthetic("node:2 core:2", &t) == MPILENS_MAP_OK);
+    if (!t)
+        return;
+    mpilens_map_topology_t *topology = sentinel_topology;
+    CHECK(mpilens_map_topology_synthetic("core:0", &topology) == MPILENS_MAP_ERR_SPEC);
+    CHECK(mpilens_map_topology_synthetic(NULL, &topology) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_topology_load("/nonexistent/mpilens.topo", &topology) == MPILENS_MAP_ERR_IO);
+    CHECK(mpilens_map_topology_join(t, 0, NULL, &topology) == MPILENS_MAP_ERR_ARG);
+    CHECK(topology == sentinel_topology);
+
+    int value = -7;
+    CHECK(mpilens_map_topology_depth(NULL, &value) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_topology_arity(t, 2, &value) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_topology_arity(t, -1, &value) == MPILENS_MAP_ERR_ARG);
+    CHECK(value == -7);
+    CHECK(mpilens_map_topology_depth(t, NULL) == MPILENS_MAP_ERR_ARG);
+    const char *name = "untouched";
+    CHECK(mpilens_map_topology_level_name(t, 2, &name) == MPILENS_MAP_ERR_ARG);
+    CHECK_STR(name, "untouched");
+    double cost = -7.0;
+    CHECK(mpilens_map_topology_cost(t, 2, &cost) == MPILENS_MAP_ERR_ARG);
+    CHECK(cost == -7.0);
+    long slots = -7;
+    CHECK(mpilens_map_topology_slots(NULL, &slots) == MPILENS_MAP_ERR_ARG);
+    CHECK(slots == -7);
+    const char *host = "untouched";
+    int core = -7, pu = -7;
+    CHECK(mpilens_map_topology_slot_place(t, 4, &host, &core, &pu) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_topology_slot_place(t, 0, &host, NULL, &pu) == MPILENS_MAP_ERR_ARG);
+    CHECK_STR(host, "untouched");
+    CHECK(core == -7 && pu == -7);
+    char text[4] = "abc";
+    CHECK(mpilens_map_topology_describe(t, text, sizeof text) == MPILENS_MAP_ERR_ARG);
+    CHECK_STR(text, "abc");
+    const double bad_costs[2] = {1.0, 2.0}; /* increasing downwards */
+    CHECK(mpilens_map_topology_set_costs(t, bad_costs, 2) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_topology_cost(t, 1, &cost) == MPILENS_MAP_OK && cost == 1.0);
+
+    mpilens_map_matrix_t *m = NULL, *sentinel_matrix = (mpilens_map_matrix_t *)&m, *matrix = sentinel_matrix;
+    CHECK(mpilens_map_matrix_create(0, &matrix) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_matrix_from_dense(2, NULL, &matrix) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_matrix_load("/nonexistent/mpilens.csv", &matrix) == MPILENS_MAP_ERR_IO);
+    CHECK(matrix == sentinel_matrix);
+    CHECK(mpilens_map_matrix_create(4, &m) == MPILENS_MAP_OK);
+    if (!m) {
+        mpilens_map_topology_free(t);
+        return;
+    }
+    CHECK(mpilens_map_matrix_add(m, 0, 1, 100.0) == MPILENS_MAP_OK);
+    CHECK(mpilens_map_matrix_add(m, 0, 4, 1.0) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_matrix_add(m, 0, 1, -1.0) == MPILENS_MAP_ERR_ARG);
+    double total = -7.0;
+    CHECK(mpilens_map_matrix_total(m, &total) == MPILENS_MAP_OK && total == 100.0);
+    total = -7.0;
+    CHECK(mpilens_map_matrix_total(NULL, &total) == MPILENS_MAP_ERR_ARG);
+    CHECK(total == -7.0);
+    value = -7;
+    CHECK(mpilens_map_matrix_order(NULL, &value) == MPILENS_MAP_ERR_ARG);
+    CHECK(value == -7);
+    size_t count = 7;
+    const int *from = NULL, *to = NULL;
+    const double *bytes = NULL;
+    CHECK(mpilens_map_matrix_nonzeros(NULL, &count) == MPILENS_MAP_ERR_ARG);
+    CHECK(mpilens_map_matrix_entries(m, &count, &from, NULL, &bytes) == MPILENS_MAP_ERR_ARG);
+    CHECK(count == 7 && !from && !to && !bytes);
+
+    long slot_of[4] = {-7, -7, -7, -7};
+    CHECK(mpilens_map_compute(t, m, (mpilens_map_algo_t)99, 0, slot_of) == MPILENS_MAP_ERR_ARG);
+    const long allowed[4] = {0, 1, 2, 4}; /* slot 4 does not exist */
+    CHECK(mpilens_map_compute_onto(t, m, MPILENS_MAP_TREEMATCH, 0, allowed, slot_of) == MPILENS_MAP_ERR_ARG);
+    CHECK(slot_of[0] == -7 && slot_of[1] == -7 && slot_of[2] == -7 && slot_of[3] == -7);
+    mpilens_map_cost_t before = {.total_bytes = -7.0}, c = before;
+    CHECK(mpilens_map_cost(t, m, allowed, &c) == MPILENS_MAP_ERR_ARG);
+    CHECK(memcmp(&c, &before, sizeof c) == 0);
+
+    mpilens_map_algo_t algo = MPILENS_MAP_RANDOM;
+    CHECK(mpilens_map_algo_parse("none", &algo) == MPILENS_MAP_ERR_SPEC);
+    CHECK(algo == MPILENS_MAP_RANDOM);
+    int available = -7;
+    CHECK(mpilens_map_algo_available((mpilens_map_algo_t)-1, &available) == MPILENS_MAP_ERR_ARG);
+    CHECK(available == -7);
+
+    mpilens_map_matrix_free(m);
+    mpilens_map_topology_free(t);
 }
 
 static void remove_scratch(void)
@@ -471,6 +574,7 @@ int main(int argc, char **argv)
     test_xml();
     test_this_machine();
     test_names();
+    test_outputs_only_on_success();
     remove_scratch();
     CHECK_DONE();
 }

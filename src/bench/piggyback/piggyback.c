@@ -81,13 +81,16 @@ typedef struct {
 /* Looked up, not linked: the program must run without the layer, and report it when preloaded. */
 static void find_layer(pb_bench_t *b)
 {
-    __typeof__(&mpilens_pb_method) method = (__typeof__(&mpilens_pb_method))dlsym(RTLD_DEFAULT, "mpilens_pb_method");
-    __typeof__(&mpilens_pb_size) size = (__typeof__(&mpilens_pb_size))dlsym(RTLD_DEFAULT, "mpilens_pb_size");
+    __typeof__(&mpilens_pb_get_method) get_method =
+        (__typeof__(&mpilens_pb_get_method))dlsym(RTLD_DEFAULT, "mpilens_pb_get_method");
+    __typeof__(&mpilens_pb_get_size) get_size = (__typeof__(&mpilens_pb_get_size))dlsym(RTLD_DEFAULT, "mpilens_pb_get_size");
+    const char *method;
+    size_t size;
     b->method = "none";
     b->pb_size = 0;
-    if (method && size) {
-        b->method = method();
-        b->pb_size = (int64_t)size();
+    if (get_method && get_size && get_method(&method) == MPILENS_PB_OK && get_size(&size) == MPILENS_PB_OK) {
+        b->method = method;
+        b->pb_size = (int64_t)size;
     }
 }
 

@@ -1,7 +1,9 @@
 /* The tool API of libmpilens-progress, linked: configure before MPI_Init (bad text refused, a good
  * one taken), refused after it; the thread runs and polls while the program computes, at the
  * program's MPI_THREAD_FUNNELED (the library is asked for MPI_THREAD_MULTIPLE underneath); it is
- * stopped at MPI_Finalize. usage: test_progress_api MODE (a mode to configure, e.g. yield) */
+ * stopped at MPI_Finalize. The status convention (include/mpilens/progress.h): a refused call
+ * changes nothing (the mode configured before it stays in force), every status has a name of its
+ * own. usage: test_progress_api MODE (a mode to configure, e.g. yield) */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,21 +20,40 @@ static int failures;
         }                                                                                                           \
     } while (0)
 
+static void check_names(void)
+{
+    static const mpilens_progress_status_t codes[] = {MPILENS_PROGRESS_OK, MPILENS_PROGRESS_ERR_SPEC,
+                                                      MPILENS_PROGRESS_ERR_STARTED, MPILENS_PROGRESS_ERR_ARG};
+    const size_t n = sizeof codes / sizeof codes[0];
+    CHECK(strcmp(mpilens_progress_status_string(MPILENS_PROGRESS_OK), "success") == 0);
+    CHECK(strstr(mpilens_progress_status_string(MPILENS_PROGRESS_ERR_SPEC), "MODE"));
+    for (size_t i = 0; i < n; i++) {
+        CHECK(strcmp(mpilens_progress_status_string(codes[i]), "unknown status") != 0);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(mpilens_progress_status_string(codes[i]), mpilens_progress_status_string(codes[j])) != 0);
+    }
+    CHECK(strcmp(mpilens_progress_status_string((mpilens_progress_status_t)(MPILENS_PROGRESS_ERR_ARG + 1)),
+                 "unknown status") == 0);
+    CHECK(strcmp(mpilens_progress_status_string((mpilens_progress_status_t)-1), "unknown status") == 0);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "yield";
+    check_names();
+    /* configured first: the refused calls after it must leave it in force */
+    CHECK(mpilens_progress_configure(mode) == MPILENS_PROGRESS_OK);
     CHECK(mpilens_progress_configure(NULL) == MPILENS_PROGRESS_ERR_ARG);
     CHECK(mpilens_progress_configure("spin") == MPILENS_PROGRESS_ERR_SPEC);
     CHECK(mpilens_progress_configure("sleep") == MPILENS_PROGRESS_ERR_SPEC);
     CHECK(mpilens_progress_configure("poll:5") == MPILENS_PROGRESS_ERR_SPEC);
     CHECK(mpilens_progress_configure("yield,cpu=x") == MPILENS_PROGRESS_ERR_SPEC);
-    CHECK(strstr(mpilens_progress_status_string(MPILENS_PROGRESS_ERR_SPEC), "MODE"));
-    CHECK(mpilens_progress_configure(mode) == MPILENS_PROGRESS_OK);
+    CHECK(mpilens_progress_info(NULL) == MPILENS_PROGRESS_ERR_ARG);
 
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     CHECK(provided >= MPI_THREAD_FUNNELED);
-    CHECK(mpilens_progress_configure("poll") == MPILENS_PROGRESS_ERR_STARTED);
+    CHECK(mpilens_progress_configure(strcmp(mode, "poll") == 0 ? "yield" : "poll") == MPILENS_PROGRESS_ERR_STARTED);
 
     mpilens_progress_info_t info;
     CHECK(mpilens_progress_info(&info) == MPILENS_PROGRESS_OK);
