@@ -29,18 +29,33 @@ if(EXISTS "${env_file}")
   set(MPILENS_TEST_ENV ${lines})
 endif()
 
-# mpilens_add_mpi_test(NAME name TARGET target NP n [ARGS ...] [ENV VAR=value ...] [TIMEOUT s] [TIMED])
-# Registers "mpi.<name>.np<n>", run with the build's MPI launcher and test environment (plus ENV).
+# mpilens_add_mpi_test(NAME name NP n TARGET target [ARGS ...] [ENV VAR=value ...] [TIMEOUT s] [TIMED])
+# mpilens_add_mpi_test(NAME name NP n SCRIPT script [ARGS ...] [ENV VAR=value ...] [TIMEOUT s] [TIMED])
+# Registers "mpi.<name>.np<n>", labelled mpi;<flavour>, run with the build's test environment
+# (plus ENV) and TIMEOUT seconds (120 unless given).
+# TARGET: the program, launched at n ranks by the build's MPI launcher, with ARGS.
+# SCRIPT: a black-box test script (a path relative to the calling folder) that launches programs
+#   itself, run as `script ARGS... LAUNCHER PREFLAGS...` (ARGS usually hold n).
 # TIMED: the test's checks depend on time (see mpilens_timed_test).
 function(mpilens_add_mpi_test)
-  cmake_parse_arguments(T "TIMED" "NAME;TARGET;NP;TIMEOUT" "ARGS;ENV" ${ARGN})
+  cmake_parse_arguments(T "TIMED" "NAME;TARGET;SCRIPT;NP;TIMEOUT" "ARGS;ENV" ${ARGN})
+  if(NOT T_NAME OR NOT T_NP OR (T_TARGET AND T_SCRIPT) OR (NOT T_TARGET AND NOT T_SCRIPT) OR T_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "mpilens_add_mpi_test: NAME, NP and one of TARGET or SCRIPT, got: ${ARGN}")
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
   set(test_name "mpi.${T_NAME}.np${T_NP}")
-  add_test(NAME ${test_name}
-           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${MPIEXEC_PREFLAGS}
-                   $<TARGET_FILE:${T_TARGET}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+  if(T_TARGET)
+    set(command ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${T_TARGET}>
+                ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+  else()
+    if(NOT IS_ABSOLUTE "${T_SCRIPT}")
+      set(T_SCRIPT "${CMAKE_CURRENT_SOURCE_DIR}/${T_SCRIPT}")
+    endif()
+    set(command ${T_SCRIPT} ${T_ARGS} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_PREFLAGS})
+  endif()
+  add_test(NAME ${test_name} COMMAND ${command})
   set_tests_properties(${test_name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${MPILENS_MPI_FLAVOUR}"
                                                ENVIRONMENT "${MPILENS_TEST_ENV};${T_ENV}")
   if(T_TIMED)

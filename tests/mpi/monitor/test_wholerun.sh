@@ -7,7 +7,7 @@
 set -u
 library=$1 program=$2 np=$3 coll_backend=$4
 shift 4
-. "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/../testlib.sh"
 
 forward_vars "$1" LD_PRELOAD MPILENS_MONITOR
 run() { LD_PRELOAD=$library MPILENS_MONITOR=$work/run "$@" "${forward[@]}" -n "$np" "$program"; }
