@@ -1,6 +1,7 @@
-/* Assertions for MPI integration tests. A failed check prints rank, place and expression; at the
- * end every rank learns whether any rank failed and the test exits non-zero. A rank that cannot
- * go on calls MPI_Abort, so a failed test never hangs (ctest's timeout is the last resort). */
+/* Assertions for MPI integration tests: tests/include/check.h's, a failed check printing rank,
+ * place and expression; at the end every rank learns whether any rank failed and the test exits
+ * non-zero. A rank that cannot go on calls MPI_Abort, so a failed test never hangs (ctest's
+ * timeout is the last resort). */
 #ifndef MPILENS_TEST_MPITEST_H
 #define MPILENS_TEST_MPITEST_H
 
@@ -9,17 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static int mpitest_failures;
-
-#define CHECK(cond)                                                                                 \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            int r_;                                                                                 \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                     \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", r_, __FILE__, __LINE__, #cond);   \
-            mpitest_failures++;                                                                     \
-        }                                                                                           \
-    } while (0)
+/* "rank R: " before each failed check. */
+static inline const char *mpitest_who(void)
+{
+    static char who[32];
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(who, sizeof who, "rank %d: ", rank);
+    return who;
+}
+#define CHECK_WHO() mpitest_who()
+#include "check.h"
 
 #define REQUIRE(cond)                                                                               \
     do {                                                                                            \
@@ -28,6 +29,14 @@ static int mpitest_failures;
             MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
         }                                                                                           \
     } while (0)
+
+/* MPI_Init, then this process's rank in MPI_COMM_WORLD and the world's size. */
+static inline void mpitest_init(int *argc, char ***argv, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
 
 /* Whether every rank runs on the same host (then they share one CLOCK_MONOTONIC). */
 static inline int mpitest_one_host(void)
@@ -46,7 +55,7 @@ static inline int mpitest_finish(void)
 {
     int any, rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Allreduce(&mpitest_failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&check_failures, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         fprintf(stderr, any ? "FAILED: %d check(s)\n" : "passed\n", any);
     MPI_Finalize();

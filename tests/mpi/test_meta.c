@@ -51,10 +51,8 @@ static int array_length(const char *json, const char *path)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(argc == 2); /* the flavour this build was configured with */
     if (rank == 0) {
         setenv("MPILENS_TEST_MARKER", "42 \"quoted\"", 1);

@@ -28,10 +28,8 @@ static void check_within_bound(const ml_offset_t *o, int64_t truth, double resol
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size >= 2);
     int one_host = mpitest_one_host();
     MPI_Comm comm;

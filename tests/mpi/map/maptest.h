@@ -33,7 +33,7 @@ enum { HEAVY = 1000, LIGHT = 1 };
             MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                     \
             fprintf(stderr, "rank %d: %s:%d: %s: %s, expected %s\n", r_, __FILE__, __LINE__, #call, \
                     mpilens_map_status_string(s_), mpilens_map_status_string(expected));            \
-            mpitest_failures++;                                                                     \
+            check_failures++;                                                                       \
         }                                                                                           \
     } while (0)
 

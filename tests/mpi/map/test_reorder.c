@@ -95,10 +95,8 @@ static void reorder_oversubscribed(const unsigned long *row)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size == 2 || size % 4 == 0);
     unsigned long *row = malloc((size_t)size * sizeof *row);
     REQUIRE(row);

@@ -57,10 +57,8 @@ static void topology_of_comm_fails(int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size == 2 || size % 4 == 0);
     outputs_t o = {.size = size, .row = malloc((size_t)size * sizeof *o.row), .newcomm = MPI_COMM_NULL,
                    .new_rank_of = malloc((size_t)size * sizeof *o.new_rank_of)};

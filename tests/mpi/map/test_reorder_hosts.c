@@ -78,10 +78,8 @@ static void check_pairs_brought_together(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size % 2 == 0);
     check_joined_machine(size);
     check_pairs_brought_together(rank, size);

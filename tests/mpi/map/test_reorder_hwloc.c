@@ -133,10 +133,8 @@ static void check_machine(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     setvbuf(stdout, NULL, _IOLBF, 0);
     check_machine(rank, size);
 

@@ -61,10 +61,8 @@ static int anything_seen(MPI_M_msid msid, int size)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size == 2 || size % 4 == 0);
     MON_OK(MPI_M_init());
     mpilens_map_topology_t *topology = pattern_topology(size);

@@ -81,7 +81,7 @@ static inline void check_matrices(const char *what, MPI_M_msid id, int flags, co
         int same = montest_same(what, "messages", counts, e->counts, n);
         same &= montest_same(what, "bytes", bytes, e->bytes, n);
         if (!same)
-            mpitest_failures++;
+            check_failures++;
     }
     free(counts);
     free(bytes);

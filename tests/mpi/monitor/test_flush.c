@@ -33,7 +33,7 @@ static void check_file(const char *path, const char *want)
     CHECK(got != NULL);
     if (got && strcmp(got, want) != 0) {
         fprintf(stderr, "rank %d: %s holds\n%s--- expected\n%s---\n", rank, path, got, want);
-        mpitest_failures++;
+        check_failures++;
     }
     free(got);
     CHECK(unlink(path) == 0);

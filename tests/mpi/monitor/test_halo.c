@@ -28,10 +28,8 @@ static int halo(int dim) { return dim == 0 ? ROW_HALO : COL_HALO; }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     rows = size % 2 == 0 && size > 2 ? 2 : 1;
     cols = size / rows;
     OK(MPI_M_init());

@@ -15,10 +15,8 @@ enum { WINDOW = 256 };
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     OK(MPI_M_init());
 

@@ -41,10 +41,8 @@ static void shift(send_mode mode, int left, int right)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpitest_init(&argc, &argv, &rank, &size);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     int attached = K * (N * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
     void *buffer = malloc((size_t)attached);
