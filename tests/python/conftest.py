@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import pytest
 
-from mpilens import families
+from mpilens import families, launch
+from mpilens.launch import Flavour
 from mpilens.matrices import Matrix, sparse, to_coo
 from mpilens.results import Run
 
@@ -24,6 +26,50 @@ OVERLAP_FIXTURE = FIXTURES / "overlap-synthetic.jsonl"
 MONITOR_FIXTURE = FIXTURES / "monitor-ring-4ranks.jsonl"
 ROOTFLUSH_FIXTURE = FIXTURES / "monitor-rootflush"
 FAKE_PROGRAM = Path(__file__).resolve().parent / "fake_program.py"
+
+
+@pytest.fixture
+def on_path(monkeypatch):
+    """Pretend exactly the named commands are on PATH (and no Slurm allocation)."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+
+    def install(*names: str) -> None:
+        monkeypatch.setattr(launch.shutil, "which",
+                            lambda name: f"/usr/bin/{name}" if name in names else None)
+    return install
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A fake source checkout with no build (launch.repo_root() is it), no MPILENS_LIB_DIR or
+    MPILENS_BIN_DIR, and a PATH of one empty directory: nothing of mpilens is found but what a
+    test puts there."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.setattr(launch, "repo_root", lambda: root)
+    for name in ("MPILENS_LIB_DIR", "MPILENS_BIN_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "empty" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty" / "bin"))
+    return root
+
+
+# The MPI launchers a test may run for real, each with its flavour (see need_launcher).
+REAL_LAUNCHERS = [(Flavour.OPENMPI, "mpirun.openmpi"), (Flavour.MPICH, "mpiexec.mpich")]
+
+
+def need_launcher(launcher: str, monkeypatch) -> None:
+    """Skips the test unless `launcher` is installed; runs it outside any Slurm allocation."""
+    if shutil.which(launcher) is None:
+        pytest.skip(f"{launcher} is not installed")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+
+
+def write_script(path: Path, text: str) -> Path:
+    """An executable file holding `text`."""
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
 
 
 def read_records(path: Path) -> list:

@@ -42,6 +42,17 @@ def text_of(parts) -> str:
     return "".join(part for part in parts if isinstance(part, Markup))
 
 
+def drawn_section_text(section, title: str, names: list) -> str:
+    """The section has `title` and exactly the figures `names`, in order, each drawn; returns
+    its text."""
+    assert section.title == title
+    found = plots_of(section.parts)
+    assert [plot.name for plot in found] == names
+    for plot in found:
+        assert_drawn(plot.png)
+    return text_of(section.parts)
+
+
 def by_gid(artists, gid: str) -> list:
     return [artist for artist in artists if artist.get_gid() == gid]
 

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import SANITY_FIXTURE
+from conftest import REAL_LAUNCHERS, SANITY_FIXTURE, need_launcher, write_script
 from mpilens import launch
 from mpilens.errors import MpilensError
 from mpilens.launch import Flavour
 
 PROGRAM = "/opt/mpilens/bin/mpilens-sanity"
 ARGS = ["--preset", "quick", "--output", "out/sanity.jsonl"]
-
-
-@pytest.fixture
-def on_path(monkeypatch):
-    """Pretend exactly the named commands are on PATH (and no Slurm allocation)."""
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-
-    def install(*names: str) -> None:
-        monkeypatch.setattr(launch.shutil, "which",
-                            lambda name: f"/usr/bin/{name}" if name in names else None)
-    return install
 
 
 def test_openmpi_as_root_within_cpus(on_path):
@@ -168,17 +156,6 @@ def _executable(path: Path) -> Path:
     path.write_text("#!/bin/sh\nexit 0\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
-
-
-@pytest.fixture
-def checkout(tmp_path, monkeypatch):
-    """A fake source checkout with no build yet; PATH holds nothing of mpilens."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    monkeypatch.setattr(launch, "repo_root", lambda: root)
-    monkeypatch.delenv("MPILENS_BIN_DIR", raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
-    return root
 
 
 def test_find_program_in_bin_dir(checkout, tmp_path):
@@ -353,16 +330,12 @@ if rank == "0":
 """
 
 
-@pytest.mark.parametrize("flavour,launcher", [(Flavour.OPENMPI, "mpirun.openmpi"),
-                                              (Flavour.MPICH, "mpiexec.mpich")])
+@pytest.mark.parametrize("flavour,launcher", REAL_LAUNCHERS)
 @pytest.mark.parametrize("np", [2, 3])
 def test_real_launcher_runs_the_program(tmp_path, monkeypatch, flavour, launcher, np):
-    if shutil.which(launcher) is None:
-        pytest.skip(f"{launcher} is not installed")
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    program = tmp_path / "mpilens-sanity"
-    program.write_text(FAKE_MPI_PROGRAM.format(python=sys.executable, fixture=str(SANITY_FIXTURE)))
-    program.chmod(0o755)
+    need_launcher(launcher, monkeypatch)
+    program = write_script(tmp_path / "mpilens-sanity",
+                           FAKE_MPI_PROGRAM.format(python=sys.executable, fixture=str(SANITY_FIXTURE)))
     output = tmp_path / "sanity.jsonl"
     command = launch.build_command(flavour, np, program, ["--output", str(output)], cpus=2)
     launch.check_launcher(command, flavour)

@@ -12,7 +12,7 @@ import pytest
 from mpilens import report
 from mpilens.analysis import map as ma
 from mpilens.plots import map as plots
-from test_coll_plots import assert_drawn, by_gid, plots_of, text_of
+from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of, text_of
 from test_map_analysis import (KIB, MIB, allgather_point, cg_point, cg_run, grid_points,
                                map_run, other_library)
 
@@ -32,12 +32,7 @@ def annotations(axes) -> list:
 
 
 def test_section_holds_the_figures_the_diagnosis_and_the_tables(section, whole):
-    assert section.title == "Rank reordering"
-    found = plots_of(section.parts)
-    assert [plot.name for plot in found] == ["gain", "times", "cg"]
-    for plot in found:
-        assert_drawn(plot.png)
-    text = text_of(section.parts)
+    text = drawn_section_text(section, "Rank reordering", ["gain", "times", "cg"])
     assert "<h3>Diagnosis</h3>" in text
     for sentence in ma.diagnose(whole):
         assert html.escape(sentence) in text

@@ -3,13 +3,13 @@ on each launcher's command line (or in its environment)."""
 
 from __future__ import annotations
 
-import shutil
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import REAL_LAUNCHERS, need_launcher, write_script
 from mpilens import launch
 from mpilens.errors import MpilensError
 from mpilens.launch import Flavour
@@ -17,17 +17,6 @@ from mpilens.launch import Flavour
 APP = "/home/u/app"
 ENV = {"LD_PRELOAD": "/opt/mpilens/lib/libmpilens-monitor.so",
        "MPILENS_MONITOR": "/home/u/results/monitor"}
-
-
-@pytest.fixture
-def on_path(monkeypatch):
-    """Pretend exactly the named commands are on PATH (and no Slurm allocation)."""
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-
-    def install(*names: str) -> None:
-        monkeypatch.setattr(launch.shutil, "which",
-                            lambda name: f"/usr/bin/{name}" if name in names else None)
-    return install
 
 
 # --- command lines -------------------------------------------------------------------------------
@@ -136,15 +125,10 @@ with open(os.path.join({directory!r}, "rank" + rank), "w") as out:
 """
 
 
-@pytest.mark.parametrize("flavour,launcher", [(Flavour.OPENMPI, "mpirun.openmpi"),
-                                              (Flavour.MPICH, "mpiexec.mpich")])
+@pytest.mark.parametrize("flavour,launcher", REAL_LAUNCHERS)
 def test_real_launcher_passes_variables_to_every_rank(tmp_path, monkeypatch, flavour, launcher):
-    if shutil.which(launcher) is None:
-        pytest.skip(f"{launcher} is not installed")
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    program = tmp_path / "show-env"
-    program.write_text(RANK_ENV.format(python=sys.executable, directory=str(tmp_path)))
-    program.chmod(0o755)
+    need_launcher(launcher, monkeypatch)
+    program = write_script(tmp_path / "show-env", RANK_ENV.format(python=sys.executable, directory=str(tmp_path)))
     env = {"MPILENS_TEST_A": "a b", "MPILENS_TEST_B": "/x=y"}
     command = launch.build_command(flavour, 2, program, [], cpus=2, env=env)
     launch.run(command, tmp_path / "none.jsonl", poll_interval=0.05)
@@ -161,19 +145,6 @@ def _library(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\x7fELF")
     return path
-
-
-@pytest.fixture
-def checkout(tmp_path, monkeypatch):
-    """A fake source checkout with no build; PATH holds only an empty directory."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    monkeypatch.setattr(launch, "repo_root", lambda: root)
-    for name in ("MPILENS_LIB_DIR", "MPILENS_BIN_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / "empty" / "bin").mkdir(parents=True)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty" / "bin"))
-    return root
 
 
 def test_library_in_lib_dir_is_absolute_and_the_only_place(checkout, tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from mpilens import report
 from mpilens.analysis import piggyback as pb
 from mpilens.plots import piggyback as plots
-from test_coll_plots import assert_drawn, by_gid, plots_of, text_of
+from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of
 from test_piggyback_analysis import SIZES, apps_run, pb_run, study, sweep_points
 
 
@@ -25,12 +25,7 @@ def section(whole):
 
 
 def test_section_holds_the_three_figures_of_the_seed_and_the_ratios(section):
-    assert section.title == "Piggyback cost"
-    found = plots_of(section.parts)
-    assert [plot.name for plot in found] == ["sizes", "ratios", "pb-sizes", "apps"]
-    for plot in found:
-        assert_drawn(plot.png)
-    text = text_of(section.parts)
+    text = drawn_section_text(section, "Piggyback cost", ["sizes", "ratios", "pb-sizes", "apps"])
     assert "<h3>Diagnosis</h3>" in text and "auto threshold: datatype-before" in text
     assert "<td>datatype-before</td><td>a struct datatype joining" in text
     # the applications' table: the baseline first, a checksum column

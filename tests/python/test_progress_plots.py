@@ -10,7 +10,7 @@ import pytest
 from mpilens import families, report
 from mpilens.analysis import progress as pg
 from mpilens.plots import progress as plots
-from test_coll_plots import assert_drawn, by_gid, plots_of, text_of
+from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of, text_of
 from test_progress_analysis import (ASYNC, INTERVALS, KIB, MIB, POLL, SIZES, T_B, YIELD,
                                     interrupts_point, none_run, poll_run, progress_run, sample,
                                     setting_points, study)
@@ -27,12 +27,7 @@ def section(whole):
 
 
 def test_section_holds_the_figures_the_diagnosis_and_the_tables(section):
-    assert section.title == "Progression cost"
-    found = plots_of(section.parts)
-    assert [plot.name for plot in found] == ["overhead", "intervals", "interrupts"]
-    for plot in found:
-        assert_drawn(plot.png)
-    text = text_of(section.parts)
+    text = drawn_section_text(section, "Progression cost", ["overhead", "intervals", "interrupts"])
     assert "<h3>Diagnosis</h3>" in text
     assert html.escape(f"the progress thread ({POLL}) cuts it 10×") in text
     # the overheads at the largest size, then every size
