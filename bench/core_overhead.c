@@ -60,7 +60,8 @@ int main(void)
         ml_calibration_t cal;
         ml_work_calibrate(targets[i], 0.02, &cal);
         int64_t again = ml_compute_work(cal.units);
-        printf("work kernel %8lld ns target: %llu units, calibrated %lld ns, rerun %lld ns (ratio %.3f), %d calibration runs\n",
+        printf("work kernel %8lld ns target: %llu units, calibrated %lld ns, rerun %lld ns (ratio %.3f), %d "
+               "calibration runs\n",
                (long long)targets[i], (unsigned long long)cal.units, (long long)cal.achieved_ns, (long long)again,
                (double)again / (double)targets[i], cal.steps);
     }

@@ -37,8 +37,10 @@ typedef struct {
 
 static void usage(const char *why)
 {
-    fprintf(stderr, "piggyback_layouts: %s\nusage: piggyback_layouts [--sizes BYTES,...] [--window N] "
-                    "[--rounds N] [--iterations N]\n", why);
+    fprintf(stderr,
+            "piggyback_layouts: %s\nusage: piggyback_layouts [--sizes BYTES,...] [--window N] "
+            "[--rounds N] [--iterations N]\n",
+            why);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 

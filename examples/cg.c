@@ -46,9 +46,9 @@
 #define SIDES 4
 #define REPLACE_EVERY 50
 
-static const char usage_line[] = "usage: " PROGRAM
-                                 " [--n N | --nx N --ny N --nz N] [--iterations N] [--tolerance T] [--repeat R]"
-                                 " [--wildcard]" REORDER_USAGE " [--help]";
+static const char usage_line[] =
+    "usage: " PROGRAM " [--n N | --nx N --ny N --nz N] [--iterations N] [--tolerance T] [--repeat R]"
+    " [--wildcard]" REORDER_USAGE " [--help]";
 #include "example_options.h"
 
 typedef struct {
@@ -84,10 +84,10 @@ typedef struct {
 /* One halo exchange: what goes to and comes from each side. */
 typedef struct {
     net_t *net;
-    int neighbour[SIDES];   /* MPI_PROC_NULL at the domain boundary */
-    int count[SIDES];       /* cells on each face */
-    size_t *inner[SIDES];   /* cells sent across each side, in an order both ranks agree on */
-    size_t *ghost[SIDES];   /* ghost cells filled from each side, in the same order */
+    int neighbour[SIDES]; /* MPI_PROC_NULL at the domain boundary */
+    int count[SIDES];     /* cells on each face */
+    size_t *inner[SIDES]; /* cells sent across each side, in an order both ranks agree on */
+    size_t *ghost[SIDES]; /* ghost cells filled from each side, in the same order */
     double *sendbuf[SIDES];
     double *recvbuf[SIDES]; /* one per receive request, each as long as the longest face */
     int longest, wildcard;
@@ -173,10 +173,17 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
         }
 #endif
         /* --n, without a destination of its own, sets all three sizes; a later option wins. */
-        struct { const char *name; int *dest; int min, max; } ints[] = {
-            {"n", NULL, 1, MAX_CELLS},    {"nx", &o->nx, 1, MAX_CELLS},
-            {"ny", &o->ny, 1, MAX_CELLS}, {"nz", &o->nz, 1, MAX_CELLS},
-            {"iterations", &o->iterations, 1, 100000000}, {"repeat", &o->repeat, 1, 10000},
+        struct {
+            const char *name;
+            int *dest;
+            int min, max;
+        } ints[] = {
+            {"n", NULL, 1, MAX_CELLS},
+            {"nx", &o->nx, 1, MAX_CELLS},
+            {"ny", &o->ny, 1, MAX_CELLS},
+            {"nz", &o->nz, 1, MAX_CELLS},
+            {"iterations", &o->iterations, 1, 100000000},
+            {"repeat", &o->repeat, 1, 10000},
         };
         size_t i = 0;
         while (i < sizeof ints / sizeof ints[0] && strcmp(ints[i].name, option) != 0)
@@ -263,8 +270,8 @@ static void grid_init(grid_t *g, halo_t *h, const options_t *o, net_t *net)
     MPI_Dims_create(size, 2, dims);
     int pz = dims[0], py = dims[1];
     if (o->ny < py || o->nz < pz)
-        exit_usage(g->rank, "--ny %d --nz %d is too small for the %dx%d process grid of %d ranks", o->ny, o->nz, py,
-                   pz, size);
+        exit_usage(g->rank, "--ny %d --nz %d is too small for the %dx%d process grid of %d ranks", o->ny, o->nz, py, pz,
+                   size);
     g->nx = o->nx;
     split(o->ny, py, g->rank % py, &g->ly, &g->gy0);
     split(o->nz, pz, g->rank / py, &g->lz, &g->gz0);
@@ -354,26 +361,22 @@ static void exchange(halo_t *h, double *v)
 /* ---------------------------------------------------------------- the solver */
 
 /* Visits the cells held here, without ghosts, in one fixed order. */
-#define FOR_CELLS(g, c)                                                                                            \
-    for (int k_ = 1; k_ <= (g)->lz; k_++)                                                                          \
-        for (int j_ = 1; j_ <= (g)->ly; j_++)                                                                      \
+#define FOR_CELLS(g, c)                                                                                                \
+    for (int k_ = 1; k_ <= (g)->lz; k_++)                                                                              \
+        for (int j_ = 1; j_ <= (g)->ly; j_++)                                                                          \
             for (size_t c = k_ * (g)->sy + j_ * (g)->sx + 1, end_ = c + (size_t)(g)->nx; c < end_; c++)
 
 /* out = A v, with A the 7-point Laplacian (6 on the diagonal); v's ghosts must be current. */
 static void laplacian(const grid_t *g, const double *v, double *out)
 {
     const size_t sx = g->sx, sy = g->sy;
-    FOR_CELLS(g, c) {
-        out[c] = 6.0 * v[c] - v[c - 1] - v[c + 1] - v[c - sx] - v[c + sx] - v[c - sy] - v[c + sy];
-    }
+    FOR_CELLS(g, c) { out[c] = 6.0 * v[c] - v[c - 1] - v[c + 1] - v[c - sx] - v[c + sx] - v[c - sy] - v[c + sy]; }
 }
 
 static double dot(const grid_t *g, const double *a, const double *b)
 {
     double local = 0.0, global;
-    FOR_CELLS(g, c) {
-        local += a[c] * b[c];
-    }
+    FOR_CELLS(g, c) { local += a[c] * b[c]; }
     double start = comm_clock();
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, g->net->comm);
     g->net->comm_s += comm_clock() - start;
@@ -399,9 +402,7 @@ static void true_residual(const grid_t *g, halo_t *h, vectors_t *v)
 {
     exchange(h, v->x);
     laplacian(g, v->x, v->q);
-    FOR_CELLS(g, c) {
-        v->r[c] = v->b[c] - v->q[c];
-    }
+    FOR_CELLS(g, c) { v->r[c] = v->b[c] - v->q[c]; }
 }
 
 /* Conjugate gradients from x = 0; returns |b - Ax| / |b|, and in *iterations how many it did.
@@ -421,7 +422,8 @@ static double solve(const grid_t *g, halo_t *h, vectors_t *v, const options_t *o
         exchange(h, v->p);
         laplacian(g, v->p, v->q);
         double alpha = rr / dot(g, v->p, v->q);
-        FOR_CELLS(g, c) {
+        FOR_CELLS(g, c)
+        {
             v->x[c] += alpha * v->p[c];
             v->r[c] -= alpha * v->q[c];
         }
@@ -429,9 +431,7 @@ static double solve(const grid_t *g, halo_t *h, vectors_t *v, const options_t *o
             true_residual(g, h, v);
         double rr_next = dot(g, v->r, v->r), beta = rr_next / rr;
         rr = rr_next;
-        FOR_CELLS(g, c) {
-            v->p[c] = v->r[c] + beta * v->p[c];
-        }
+        FOR_CELLS(g, c) { v->p[c] = v->r[c] + beta * v->p[c]; }
     }
     *iterations = it - 1;
     true_residual(g, h, v);
@@ -445,9 +445,7 @@ static double solve(const grid_t *g, halo_t *h, vectors_t *v, const options_t *o
 static double checksum(const grid_t *g, const double *x)
 {
     double local = 0.0, global = 0.0;
-    FOR_CELLS(g, c) {
-        local += x[c];
-    }
+    FOR_CELLS(g, c) { local += x[c]; }
     MPI_Reduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, 0, g->net->comm);
     return global;
 }
@@ -515,7 +513,6 @@ int main(int argc, char **argv)
     return 0;
 }
 
-
 #else
 
 /* ---------------------------------------------------------------- the reorder variant (seed 004, 6.5) */
@@ -525,7 +522,7 @@ typedef struct {
     int none;
     mpilens_map_algo_t algo;
     mpilens_map_topology_t *topology; /* NULL: the machine the ranks run on */
-    char text[512]; /* room for any description (8 levels and their costs) */
+    char text[512];                   /* room for any description (8 levels and their costs) */
 } reorder_t;
 
 /* The best of --repeat solves, each time the slowest rank's. */
@@ -541,22 +538,24 @@ static void reorder_init(int rank, int size, const options_t *o, reorder_t *ro)
     memset(ro, 0, sizeof *ro);
     ro->none = strcmp(o->reorder, "none") == 0;
     if (!ro->none && mpilens_map_algo_parse(o->reorder, &ro->algo) != MPILENS_MAP_OK)
-        exit_usage(rank, "invalid value \"%s\" for --reorder: expected none, treematch, greedy, scotch, identity, "
-                         "packed, rr or random",
+        exit_usage(rank,
+                   "invalid value \"%s\" for --reorder: expected none, treematch, greedy, scotch, identity, "
+                   "packed, rr or random",
                    o->reorder);
     if (!ro->none && (mpilens_map_algo_available(ro->algo, &available) != MPILENS_MAP_OK || !available))
         exit_usage(rank, "--reorder %s is not available in this build", o->reorder);
     if (o->topology) {
         long slots = 0;
         if (mpilens_map_topology_synthetic(o->topology, &t) != MPILENS_MAP_OK)
-            exit_usage(rank, "invalid value \"%s\" for --topology: expected levels NAME:ARITY from the top, such as "
-                             "\"node:2 core:2\", optionally cost=C0,C1,...",
+            exit_usage(rank,
+                       "invalid value \"%s\" for --topology: expected levels NAME:ARITY from the top, such as "
+                       "\"node:2 core:2\", optionally cost=C0,C1,...",
                        o->topology);
         mpilens_map_topology_slots(t, &slots);
         if (slots < size) {
             mpilens_map_topology_free(t);
-            exit_usage(rank, "invalid value \"%s\" for --topology: its %ld slots cannot hold the %d ranks",
-                       o->topology, slots, size);
+            exit_usage(rank, "invalid value \"%s\" for --topology: its %ld slots cannot hold the %d ranks", o->topology,
+                       slots, size);
         }
         ro->topology = t;
     } else {
@@ -599,8 +598,14 @@ static ml_results_t *open_results(int rank, const options_t *o, int argc, char *
     ml_clock_measure(&clock);
     int provided;
     MPI_Query_thread(&provided);
-    ml_meta_args_t args = {.family = "map", .program = PROGRAM, .argc = argc, .argv = argv, .clock = &clock,
-                           .options = table, .points_total = 1, .thread_level = provided};
+    ml_meta_args_t args = {.family = "map",
+                           .program = PROGRAM,
+                           .argc = argc,
+                           .argv = argv,
+                           .clock = &clock,
+                           .options = table,
+                           .points_total = 1,
+                           .thread_level = provided};
     ml_json_t meta;
     ml_json_init(&meta);
     ml_results_t *results = NULL;
@@ -792,8 +797,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&reorder_s, &slowest_reorder, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
     if (rank == 0) {
-        write_point(results, &opt, &ro, &before, &after, slowest_reorder, &cost_before, &cost_after, new_rank_of,
-                    size);
+        write_point(results, &opt, &ro, &before, &after, slowest_reorder, &cost_before, &cost_after, new_rank_of, size);
         print_summary(&before, &after, slowest_reorder, &cost_before, &cost_after, ro.none);
     }
     /* every rank has both residuals (they come from allreduces), so all of them agree */

@@ -143,8 +143,8 @@ static void parse_options(demo_t *d, int argc, char **argv)
         {"algo", ML_OPT_STRING, "NAME", "treematch", NULL,
          "mapping algorithm: treematch, greedy, scotch, identity, packed, rr, random", &o->algo_name, 0, 0, NULL},
         {"topology", ML_OPT_STRING, "SPEC", NULL, NULL,
-         "synthetic machine, rank r on its slot r, e.g. \"node:2 core:2\" (default: the real one)",
-         &o->topology_spec, 0, 0, NULL},
+         "synthetic machine, rank r on its slot r, e.g. \"node:2 core:2\" (default: the real one)", &o->topology_spec,
+         0, 0, NULL},
         {"iterations", ML_OPT_STRING, "LIST", "1,10,100,1000", NULL, "allgathers per phase, comma-separated",
          &o->iterations_text, 0, 0, NULL},
         {"sizes", ML_OPT_STRING, "LIST", "1K,10K,100K,1M", NULL, "bytes each rank contributes, comma-separated",
@@ -184,12 +184,14 @@ static void parse_options(demo_t *d, int argc, char **argv)
         break;
     }
     if (parse_iterations(o->iterations_text, d->iterations, &d->n_iterations) != 0)
-        exit_usage(d, "invalid value \"%s\" for --iterations: expected distinct integers from 1 to 100000000, "
-                      "comma-separated",
+        exit_usage(d,
+                   "invalid value \"%s\" for --iterations: expected distinct integers from 1 to 100000000, "
+                   "comma-separated",
                    o->iterations_text);
     if (parse_sizes(o->sizes_text, d->sizes, &d->n_sizes) != 0)
-        exit_usage(d, "invalid value \"%s\" for --sizes: expected distinct sizes from 1 to 2GiB-1 such as 1K or 64K, "
-                      "comma-separated",
+        exit_usage(d,
+                   "invalid value \"%s\" for --sizes: expected distinct sizes from 1 to 2GiB-1 such as 1K or 64K, "
+                   "comma-separated",
                    o->sizes_text);
     if (d->size % o->group != 0)
         exit_usage(d, "invalid value \"%ld\" for --group: the %d ranks must be a multiple of it", o->group, d->size);
@@ -200,8 +202,9 @@ static void choose_algo(demo_t *d)
 {
     int available = 0;
     if (mpilens_map_algo_parse(d->opt.algo_name, &d->algo) != MPILENS_MAP_OK)
-        exit_usage(d, "invalid value \"%s\" for --algo: expected treematch, greedy, scotch, identity, packed, rr or "
-                      "random",
+        exit_usage(d,
+                   "invalid value \"%s\" for --algo: expected treematch, greedy, scotch, identity, packed, rr or "
+                   "random",
                    d->opt.algo_name);
     if (mpilens_map_algo_available(d->algo, &available) != MPILENS_MAP_OK || !available)
         exit_usage(d, "--algo %s is not available in this build", d->opt.algo_name);
@@ -214,8 +217,9 @@ static void choose_topology(demo_t *d)
     if (d->opt.topology_spec) {
         long slots = 0;
         if (mpilens_map_topology_synthetic(d->opt.topology_spec, &t) != MPILENS_MAP_OK)
-            exit_usage(d, "invalid value \"%s\" for --topology: expected levels NAME:ARITY from the top, such as "
-                          "\"node:2 core:2\", optionally cost=C0,C1,...",
+            exit_usage(d,
+                       "invalid value \"%s\" for --topology: expected levels NAME:ARITY from the top, such as "
+                       "\"node:2 core:2\", optionally cost=C0,C1,...",
                        d->opt.topology_spec);
         mpilens_map_topology_slots(t, &slots);
         if (slots < d->size) {
@@ -408,8 +412,9 @@ static void allocate_buffers(demo_t *d)
         char needs[32], haves[32];
         ml_format_bytes(needs, sizeof needs, need);
         ml_format_bytes(haves, sizeof haves, have);
-        exit_usage(d, "--sizes and --group need %s of buffers per rank, more than half of the %s each rank has; "
-                      "use smaller sizes",
+        exit_usage(d,
+                   "--sizes and --group need %s of buffers per rank, more than half of the %s each rank has; "
+                   "use smaller sizes",
                    needs, haves);
     }
     d->sendbuf = malloc((size_t)largest);

@@ -24,9 +24,9 @@
 #define MAX_CELLS 4096 /* per dimension */
 #define SCATTERING 0.5 /* scattering cross-section; the total one is 1 or 1.5 */
 
-static const char usage_line[] = "usage: " PROGRAM
-                                 " [--n N | --nx N --ny N --nz N] [--kblock K] [--iterations N] [--repeat R]"
-                                 " [--wildcard] [--help]";
+static const char usage_line[] =
+    "usage: " PROGRAM " [--n N | --nx N --ny N --nz N] [--kblock K] [--iterations N] [--repeat R]"
+    " [--wildcard] [--help]";
 #include "example_options.h"
 
 typedef struct {
@@ -36,9 +36,9 @@ typedef struct {
 /* The process grid and the block of cells this rank holds. */
 typedef struct {
     int rank;
-    int nx, ny, nz;       /* global cells */
-    int lx, ly;           /* cells held here in x and y (all nz planes are held) */
-    int gx0, gy0;         /* global index of the first cell held here */
+    int nx, ny, nz;               /* global cells */
+    int lx, ly;                   /* cells held here in x and y (all nz planes are held) */
+    int gx0, gy0;                 /* global index of the first cell held here */
     int west, east, south, north; /* neighbour ranks, MPI_PROC_NULL at the boundary */
 } grid_t;
 
@@ -76,8 +76,7 @@ typedef struct {
 /* The octants, in the order in which every cell adds up their fluxes; consecutive ones differ in x
  * or y, so that the next wavefront starts from a corner the previous one has already passed. */
 static const octant_t octants[OCTANTS] = {
-    {+1, +1, +1}, {-1, +1, +1}, {-1, -1, +1}, {+1, -1, +1},
-    {+1, +1, -1}, {-1, +1, -1}, {-1, -1, -1}, {+1, -1, -1},
+    {+1, +1, +1}, {-1, +1, +1}, {-1, -1, +1}, {+1, -1, +1}, {+1, +1, -1}, {-1, +1, -1}, {-1, -1, -1}, {+1, -1, -1},
 };
 
 /* Direction cosines of the S6 set: each angle takes its three cosines from these levels. */
@@ -122,10 +121,17 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
             continue;
         }
         /* --n, without a destination of its own, sets all three sizes; a later option wins. */
-        struct { const char *name; int *dest; int min, max; } ints[] = {
-            {"n", NULL, 1, MAX_CELLS},         {"nx", &o->nx, 1, MAX_CELLS},
-            {"ny", &o->ny, 1, MAX_CELLS},      {"nz", &o->nz, 1, MAX_CELLS},
-            {"kblock", &o->kblock, 1, MAX_CELLS}, {"iterations", &o->iterations, 1, 1000000},
+        struct {
+            const char *name;
+            int *dest;
+            int min, max;
+        } ints[] = {
+            {"n", NULL, 1, MAX_CELLS},
+            {"nx", &o->nx, 1, MAX_CELLS},
+            {"ny", &o->ny, 1, MAX_CELLS},
+            {"nz", &o->nz, 1, MAX_CELLS},
+            {"kblock", &o->kblock, 1, MAX_CELLS},
+            {"iterations", &o->iterations, 1, 1000000},
             {"repeat", &o->repeat, 1, 10000},
         };
         size_t i = 0;
@@ -151,10 +157,7 @@ static void split(int n, int parts, int part, int *count, int *first)
     *first = part * base + (part < extra ? part : extra);
 }
 
-static int blocks_per_octant(const options_t *o)
-{
-    return (o->nz + o->kblock - 1) / o->kblock;
-}
+static int blocks_per_octant(const options_t *o) { return (o->nz + o->kblock - 1) / o->kblock; }
 
 static void grid_init(grid_t *g, const options_t *o)
 {
@@ -164,8 +167,8 @@ static void grid_init(grid_t *g, const options_t *o)
     MPI_Dims_create(size, 2, dims);
     int px = dims[0], py = dims[1];
     if (o->nx < px || o->ny < py)
-        exit_usage(g->rank, "--nx %d --ny %d is too small for the %dx%d process grid of %d ranks", o->nx, o->ny, px,
-                   py, size);
+        exit_usage(g->rank, "--nx %d --ny %d is too small for the %dx%d process grid of %d ranks", o->nx, o->ny, px, py,
+                   size);
     /* Message tags number (octant, block, axis); the MPI standard guarantees tags up to 32767. */
     if (OCTANTS * 2 * blocks_per_octant(o) > 32768)
         exit_usage(g->rank, "--kblock %d gives %d blocks of --nz %d; at most 2048 allowed", o->kblock,
@@ -194,10 +197,7 @@ static void *allocate(size_t count, size_t size)
     return p;
 }
 
-static size_t cells(const grid_t *g)
-{
-    return (size_t)g->lx * g->ly * g->nz;
-}
+static size_t cells(const grid_t *g) { return (size_t)g->lx * g->ly * g->nz; }
 
 /* A source in one corner region and a checkerboard of two materials: nothing is symmetric, so a
  * face put in the wrong place changes the result. */
@@ -357,8 +357,8 @@ static void send_faces(const state_t *s, const grid_t *g, const block_t *b)
 /* One line of cells in x for one angle: each cell balances what enters through its three upstream
  * faces against its losses (step scheme), and passes its flux on downstream. The faces carried in
  * yrow and zrow are updated in place, so that they hold the outgoing faces afterwards. */
-static double sweep_line(const double *src, const double *sigt, double *phi, double *yrow, double *zrow, int lx,
-                         int dx, const double cosine[3], double in_x)
+static double sweep_line(const double *src, const double *sigt, double *phi, double *yrow, double *zrow, int lx, int dx,
+                         const double cosine[3], double in_x)
 {
     const double mu = cosine[0], eta = cosine[1], xi = cosine[2], leak = mu + eta + xi;
     const double weight = 1.0 / (OCTANTS * ANGLES);

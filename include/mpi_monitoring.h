@@ -170,8 +170,9 @@ int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags);
 /* ---- mpilens extensions ------------------------------------------------------------------- */
 
 /* Which mechanism produced a kind of data (one of the MPI_M_*_ONLY flags) in this process. */
-#define MPI_M_BACKEND_PMPI 1      /**< counted at the MPI interface; collectives by logical pattern */
-#define MPI_M_BACKEND_OMPI_MPIT 2 /**< Open MPI's monitoring components through MPI_T: collectives
+#define MPI_M_BACKEND_PMPI 1 /**< counted at the MPI interface; collectives by logical pattern */
+#define MPI_M_BACKEND_OMPI_MPIT                                                                                        \
+    2 /**< Open MPI's monitoring components through MPI_T: collectives
                                        as the point-to-point messages the library really sent */
 
 /** \brief Which mechanism produces a kind of data in this process (an mpilens extension).

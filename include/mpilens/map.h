@@ -100,8 +100,8 @@ mpilens_map_status_t mpilens_map_topology_load(const char *path, mpilens_map_top
  * \param topology receives the new topology, to free with mpilens_map_topology_free()
  * \return MPILENS_MAP_OK; MPILENS_MAP_ERR_ARG, MPILENS_MAP_ERR_SPEC (too deep, too many slots),
  *         MPILENS_MAP_ERR_NOMEM */
-mpilens_map_status_t mpilens_map_topology_join(const mpilens_map_topology_t *node, int nodes,
-                                               const char *const *hosts, mpilens_map_topology_t **topology);
+mpilens_map_status_t mpilens_map_topology_join(const mpilens_map_topology_t *node, int nodes, const char *const *hosts,
+                                               mpilens_map_topology_t **topology);
 
 /** \brief Replaces a topology's costs.
  * \param topology the topology to change
@@ -109,8 +109,7 @@ mpilens_map_status_t mpilens_map_topology_join(const mpilens_map_topology_t *nod
  *        non-negative)
  * \param levels how many costs: the topology's depth
  * \return MPILENS_MAP_OK; MPILENS_MAP_ERR_ARG */
-mpilens_map_status_t mpilens_map_topology_set_costs(mpilens_map_topology_t *topology, const double *costs,
-                                                    int levels);
+mpilens_map_status_t mpilens_map_topology_set_costs(mpilens_map_topology_t *topology, const double *costs, int levels);
 
 /** \brief How many levels a topology has below its root.
  * \param topology the topology
@@ -164,8 +163,7 @@ mpilens_map_status_t mpilens_map_topology_slot_place(const mpilens_map_topology_
  * \param text receives the text, terminated
  * \param room the bytes text can hold
  * \return MPILENS_MAP_OK; MPILENS_MAP_ERR_ARG (a null pointer, too little room) */
-mpilens_map_status_t mpilens_map_topology_describe(const mpilens_map_topology_t *topology, char *text,
-                                                   size_t room);
+mpilens_map_status_t mpilens_map_topology_describe(const mpilens_map_topology_t *topology, char *text, size_t room);
 
 /** \brief Frees a topology.
  * \param topology the topology (NULL: nothing to do)
@@ -342,8 +340,8 @@ mpilens_map_status_t mpilens_map_cost(const mpilens_map_topology_t *topology, co
  * \param all_bound receives whether every rank was bound: if not, the placement is a guess
  * \return MPILENS_MAP_OK, or the same error on every rank: MPILENS_MAP_ERR_ARG,
  *         MPILENS_MAP_ERR_HWLOC, MPILENS_MAP_ERR_SHAPE, MPILENS_MAP_ERR_MPI, MPILENS_MAP_ERR_NOMEM */
-mpilens_map_status_t mpilens_map_topology_of_comm(MPI_Comm comm, mpilens_map_topology_t **topology,
-                                                  long *slot_of_rank, int *all_bound);
+mpilens_map_status_t mpilens_map_topology_of_comm(MPI_Comm comm, mpilens_map_topology_t **topology, long *slot_of_rank,
+                                                  int *all_bound);
 
 /** \brief The reordering of figure 1, collective over comm.
  *

@@ -50,8 +50,8 @@ typedef enum {
  * \param comm the message's communicator
  * \param payload_bytes the size of the message the application sends
  * \param context what mpilens_pb_set_handlers() was given */
-typedef void (*mpilens_pb_producer_t)(void *pb, size_t size, int dest, int tag, MPI_Comm comm,
-                                      size_t payload_bytes, void *context);
+typedef void (*mpilens_pb_producer_t)(void *pb, size_t size, int dest, int tag, MPI_Comm comm, size_t payload_bytes,
+                                      void *context);
 
 /** \brief A tool's consumer: receives the pb bytes of a message once its receive completed.
  * \param pb the bytes the message brought

@@ -53,17 +53,28 @@ static int64_t robust_cost(ml_cost_fn cost, void *ctx, uint64_t units, int *step
 {
     int64_t a = cost(units, ctx), b = cost(units, ctx), c = cost(units, ctx);
     *steps += 3;
-    if (a > b) { int64_t t = a; a = b; b = t; }
-    if (b > c) { int64_t t = b; b = c; c = t; }
-    if (a > b) { int64_t t = a; a = b; b = t; }
+    if (a > b) {
+        int64_t t = a;
+        a = b;
+        b = t;
+    }
+    if (b > c) {
+        int64_t t = b;
+        b = c;
+        c = t;
+    }
+    if (a > b) {
+        int64_t t = a;
+        a = b;
+        b = t;
+    }
     return b;
 }
 
 #define ML_MAX_UNITS (UINT64_C(1) << 40)
 #define ML_MAX_REFINEMENTS 8
 
-int ml_calibrate_units(ml_cost_fn cost, void *ctx, int64_t target_ns, double tolerance,
-                       ml_calibration_t *out)
+int ml_calibrate_units(ml_cost_fn cost, void *ctx, int64_t target_ns, double tolerance, ml_calibration_t *out)
 {
     if (target_ns <= 0)
         return -1;

@@ -32,8 +32,7 @@ typedef struct {
 /* Finds the number of units whose cost is target_ns within `tolerance` (relative). Assumes the
  * cost grows with units, roughly linearly with a fixed overhead. Targets below the cost of one
  * unit give units = 1 and converged = 0. Returns 0, or -1 for a target <= 0. */
-int ml_calibrate_units(ml_cost_fn cost, void *ctx, int64_t target_ns, double tolerance,
-                       ml_calibration_t *out);
+int ml_calibrate_units(ml_cost_fn cost, void *ctx, int64_t target_ns, double tolerance, ml_calibration_t *out);
 
 /* ml_calibrate_units applied to the work kernel of ml_compute_work. */
 int ml_work_calibrate(int64_t target_ns, double tolerance, ml_calibration_t *out);

@@ -85,8 +85,7 @@ static int status_ignored(const MPI_Fint *status)
 
 static int statuses_ignored(const MPI_Fint *statuses)
 {
-    return statuses == sentinels()->statuses_ignore ||
-           (MPI_F_STATUSES_IGNORE && statuses == MPI_F_STATUSES_IGNORE);
+    return statuses == sentinels()->statuses_ignore || (MPI_F_STATUSES_IGNORE && statuses == MPI_F_STATUSES_IGNORE);
 }
 
 MPI_Status *ml_f_status(MPI_Fint *status, MPI_Status *own)

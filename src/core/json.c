@@ -84,9 +84,17 @@ static void begin_value(ml_json_t *j, const char *key)
     }
 }
 
-void ml_json_begin_object(ml_json_t *j, const char *key) { begin_value(j, key); append(j, "{", 1); }
+void ml_json_begin_object(ml_json_t *j, const char *key)
+{
+    begin_value(j, key);
+    append(j, "{", 1);
+}
 void ml_json_end_object(ml_json_t *j) { append(j, "}", 1); }
-void ml_json_begin_array(ml_json_t *j, const char *key) { begin_value(j, key); append(j, "[", 1); }
+void ml_json_begin_array(ml_json_t *j, const char *key)
+{
+    begin_value(j, key);
+    append(j, "[", 1);
+}
 void ml_json_end_array(ml_json_t *j) { append(j, "]", 1); }
 
 void ml_json_string(ml_json_t *j, const char *key, const char *value)

@@ -24,7 +24,7 @@ void ml_json_begin_array(ml_json_t *j, const char *key);
 void ml_json_end_array(ml_json_t *j);
 void ml_json_string(ml_json_t *j, const char *key, const char *value); /* NULL value -> null */
 void ml_json_int(ml_json_t *j, const char *key, int64_t value);
-void ml_json_double(ml_json_t *j, const char *key, double value);   /* non-finite -> null */
+void ml_json_double(ml_json_t *j, const char *key, double value); /* non-finite -> null */
 void ml_json_bool(ml_json_t *j, const char *key, int value);
 void ml_json_null(ml_json_t *j, const char *key);
 /* Inserts already-valid JSON text as a value. */

@@ -19,7 +19,8 @@ static void say_once(const char *function)
     static int said;
     if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         say("%s with a count above INT_MAX: the layer passes counts on as int and refuses larger "
-            "ones (MPI_ERR_COUNT)", function);
+            "ones (MPI_ERR_COUNT)",
+            function);
 }
 
 int ml_count_refused_comm(const char *function, MPI_Comm comm)

@@ -18,17 +18,25 @@ extern char **environ;
 
 /* Environment variables that change what an MPI library or mpilens does. */
 static const char *const tuning_prefixes[] = {
-    "OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_", "MPICH_", "HYDRA_", "I_MPI_", "MV2_",
-    "UCX_", "FI_", "PSM2_", "SLURM_JOB_ID=", "SLURM_NTASKS=", "MPILENS_", NULL,
+    "OMPI_MCA_", "PRTE_MCA_", "PMIX_MCA_", "MPIR_CVAR_",    "MPICH_",        "HYDRA_",   "I_MPI_", "MV2_",
+    "UCX_",      "FI_",       "PSM2_",     "SLURM_JOB_ID=", "SLURM_NTASKS=", "MPILENS_", NULL,
 };
 
 /* Variables with those prefixes that launchers set to wire up the job (addresses, session
  * directories, job ids): they differ at every run and tune nothing. OMPI_MCA_mpi_oversubscribe,
  * also set by mpirun, is kept: it says whether Open MPI believes the node is oversubscribed. */
 static const char *const launcher_internal_prefixes[] = {
-    "OMPI_MCA_orte_", "OMPI_MCA_ess=", "OMPI_MCA_ess_", "OMPI_MCA_pmix=", "OMPI_MCA_initial_wdir=",
-    "OMPI_MCA_shmem_RUNTIME_QUERY_hint=", "PMIX_MCA_mca_base_component_show_load_errors=", "PMIX_MCA_psec=",
-    "PSM2_DEVICES=", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME=", NULL,
+    "OMPI_MCA_orte_",
+    "OMPI_MCA_ess=",
+    "OMPI_MCA_ess_",
+    "OMPI_MCA_pmix=",
+    "OMPI_MCA_initial_wdir=",
+    "OMPI_MCA_shmem_RUNTIME_QUERY_hint=",
+    "PMIX_MCA_mca_base_component_show_load_errors=",
+    "PMIX_MCA_psec=",
+    "PSM2_DEVICES=",
+    "MPIR_CVAR_CH3_INTERFACE_HOSTNAME=",
+    NULL,
 };
 
 static int has_prefix_in(const char *entry, const char *const *prefixes)
@@ -82,8 +90,7 @@ void ml_binding_string(char *buf, size_t len)
 }
 
 static const char *const thread_level_names[] = {"single", "funneled", "serialized", "multiple"};
-static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
-                                    MPI_THREAD_MULTIPLE};
+static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
 
 const char *ml_thread_level_name(int level)
 {

@@ -17,15 +17,15 @@
 void *ml_next_symbol(const char *name, void *fallback);
 
 /* The next implementation of fn, resolved once (a benign race: every thread stores the same). */
-#define ML_NEXT(fn)                                                                                  \
-    ({                                                                                               \
-        static __typeof__(&P##fn) next_;                                                             \
-        __typeof__(&P##fn) call_ = __atomic_load_n(&next_, __ATOMIC_RELAXED);                        \
-        if (!call_) {                                                                                \
-            call_ = (__typeof__(&P##fn))ml_next_symbol(#fn, (void *)&P##fn);                          \
-            __atomic_store_n(&next_, call_, __ATOMIC_RELAXED);                                       \
-        }                                                                                            \
-        call_;                                                                                       \
+#define ML_NEXT(fn)                                                                                                    \
+    ({                                                                                                                 \
+        static __typeof__(&P##fn) next_;                                                                               \
+        __typeof__(&P##fn) call_ = __atomic_load_n(&next_, __ATOMIC_RELAXED);                                          \
+        if (!call_) {                                                                                                  \
+            call_ = (__typeof__(&P##fn))ml_next_symbol(#fn, (void *)&P##fn);                                           \
+            __atomic_store_n(&next_, call_, __ATOMIC_RELAXED);                                                         \
+        }                                                                                                              \
+        call_;                                                                                                         \
     })
 
 /* Forwards the wrapped call and returns its result. */

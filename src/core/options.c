@@ -176,10 +176,7 @@ static ml_option_t *find_option(ml_option_t *table, const char *name, size_t len
     return NULL;
 }
 
-ml_option_t *ml_options_find(ml_option_t *table, const char *name)
-{
-    return find_option(table, name, strlen(name));
-}
+ml_option_t *ml_options_find(ml_option_t *table, const char *name) { return find_option(table, name, strlen(name)); }
 
 static int set_option(ml_option_t *opt, const char *text, char *err, size_t errlen)
 {

@@ -27,9 +27,16 @@ typedef enum {
     ML_OPT_FRACTION,   /* double*: in (0, 1), written 0.02 or 2% */
 } ml_opt_kind_t;
 
-typedef struct { uint64_t lo, hi; } ml_size_range_t;
-typedef struct { int64_t lo, hi; } ml_time_range_t;
-typedef struct { size_t count; int is_auto; } ml_reps_t;
+typedef struct {
+    uint64_t lo, hi;
+} ml_size_range_t;
+typedef struct {
+    int64_t lo, hi;
+} ml_time_range_t;
+typedef struct {
+    size_t count;
+    int is_auto;
+} ml_reps_t;
 
 #define ML_LIST_MAX 32
 typedef struct {
@@ -38,15 +45,15 @@ typedef struct {
 } ml_list_t;
 
 typedef struct {
-    const char *name;    /* long name, without the leading "--" */
+    const char *name; /* long name, without the leading "--" */
     ml_opt_kind_t kind;
     const char *metavar; /* placeholder in the usage text; NULL for flags */
     const char *defval;  /* default, in user syntax; NULL for none */
     const char *choices; /* CHOICE and LIST: comma-separated allowed values */
     const char *doc;     /* one line */
     void *dest;
-    long min, max;       /* INT only */
-    const char *value;   /* set by the parser: the text in effect (given or default) */
+    long min, max;     /* INT only */
+    const char *value; /* set by the parser: the text in effect (given or default) */
 } ml_option_t;
 
 /* Tables end with a row whose name is NULL. */

@@ -63,21 +63,21 @@ static ml_option_t *merge_options(ml_program_t *p, const ml_option_t *own)
         n_own++;
     const ml_option_t common[] = {
         {"reps", ML_OPT_REPS, "N|auto", p->spec->default_reps, NULL,
-         "repetitions per point: a count, or auto to stop when the median is known within --precision",
-         &p->reps, 0, 0, NULL},
+         "repetitions per point: a count, or auto to stop when the median is known within --precision", &p->reps, 0, 0,
+         NULL},
         {"precision", ML_OPT_FRACTION, "P", "2%", NULL,
          "with --reps auto: stop once the median's 95% confidence interval is within P of it", &p->precision, 0, 0,
          NULL},
-        {"output", ML_OPT_STRING, "FILE", p->spec->default_output, NULL, "results file (JSON Lines)", &p->output,
-         0, 0, NULL},
+        {"output", ML_OPT_STRING, "FILE", p->spec->default_output, NULL, "results file (JSON Lines)", &p->output, 0, 0,
+         NULL},
         {"resume", ML_OPT_FLAG, NULL, NULL, NULL, "complete an interrupted results file, skipping finished points",
          &p->resume, 0, 0, NULL},
         {"progress", ML_OPT_CHOICE, "auto|on|off", "auto", "auto,on,off",
          "progress lines on stderr (auto: only on a terminal)", &p->progress_mode, 0, 0, NULL},
         {"thread-level", ML_OPT_CHOICE, "LEVEL", ml_thread_level_name(p->spec->thread_level),
          "single,funneled,serialized,multiple",
-         "MPI thread level to ask for; benchmarks needing more are skipped with a note", &p->thread_level_asked, 0,
-         0, NULL},
+         "MPI thread level to ask for; benchmarks needing more are skipped with a note", &p->thread_level_asked, 0, 0,
+         NULL},
         ML_OPTIONS_END,
     };
     const size_t n_common = sizeof common / sizeof common[0];
@@ -260,8 +260,8 @@ void ml_program_begin(ml_program_t *p, long points_total)
     if (share_done_keys(p) != 0)
         ml_program_exit_usage(p, "out of memory");
 
-    int enabled = strcmp(p->progress_mode, "on") == 0 ||
-                  (strcmp(p->progress_mode, "auto") == 0 && isatty(STDERR_FILENO));
+    int enabled =
+        strcmp(p->progress_mode, "on") == 0 || (strcmp(p->progress_mode, "auto") == 0 && isatty(STDERR_FILENO));
     ml_progress_start(&p->progress, p->rank == 0 && enabled, points_total, (long)p->done.n);
 }
 

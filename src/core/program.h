@@ -23,13 +23,13 @@
 #include "stats.h"
 
 typedef struct {
-    const char *family;       /* "sanity" */
-    const char *program;      /* "mpilens-sanity" */
-    const char *summary;      /* a paragraph for --help */
-    int thread_level;         /* MPI thread level asked for */
+    const char *family;        /* "sanity" */
+    const char *program;       /* "mpilens-sanity" */
+    const char *summary;       /* a paragraph for --help */
+    int thread_level;          /* MPI thread level asked for */
     int thread_level_required; /* below this the program cannot run at all; benchmarks that need
                                   more than this check p->thread_level themselves */
-    const char *default_reps; /* default of --reps: "auto" or a count; NULL when the program sets it
+    const char *default_reps;  /* default of --reps: "auto" or a count; NULL when the program sets it
                                  with ml_options_default_late before ml_program_begin */
     const char *default_output;
 } ml_program_spec_t;
@@ -37,7 +37,7 @@ typedef struct {
 typedef struct {
     const ml_program_spec_t *spec;
     int rank, size, thread_level;
-    MPI_Comm sync;            /* private duplicate of MPI_COMM_WORLD for mpilens' own messages */
+    MPI_Comm sync; /* private duplicate of MPI_COMM_WORLD for mpilens' own messages */
     ml_clock_info_t clock;
     int argc;
     char **argv;
@@ -51,9 +51,9 @@ typedef struct {
     const char *thread_level_asked;
     ml_stop_rule_t stop_rule; /* from --reps, set by ml_program_begin */
 
-    ml_option_t *options;     /* the program's rows followed by the common ones */
-    ml_results_t *results;    /* rank 0 only */
-    ml_keyset_t done;         /* points already in the file, known on every rank */
+    ml_option_t *options;  /* the program's rows followed by the common ones */
+    ml_results_t *results; /* rank 0 only */
+    ml_keyset_t done;      /* points already in the file, known on every rank */
     ml_progress_t progress;
 
     /* what the program runs under, beyond its options (ml_program_set_context) */

@@ -46,8 +46,8 @@ static void print(ml_progress_t *p, const char *what)
     format_duration(elapsed, sizeof elapsed, now - p->start_ns);
     format_duration(eta, sizeof eta, ml_progress_eta_ns(p->total, p->done, p->resumed, now - p->start_ns));
     int pct = p->total > 0 ? (int)(100 * p->done / p->total) : 100;
-    fprintf(stderr, "%s[%ld/%ld] %3d%%  elapsed %s  left %s  %-40.40s%s", p->tty ? "\r" : "", p->done, p->total,
-            pct, elapsed, eta, what ? what : "", p->tty ? "" : "\n");
+    fprintf(stderr, "%s[%ld/%ld] %3d%%  elapsed %s  left %s  %-40.40s%s", p->tty ? "\r" : "", p->done, p->total, pct,
+            elapsed, eta, what ? what : "", p->tty ? "" : "\n");
     fflush(stderr);
     p->last_print_ns = now;
 }

@@ -17,9 +17,10 @@
  * MPI 4's thread for its TCP transport). The program cannot ask the library whether it obeyed: the
  * variables are recorded as given. */
 static const char *const async_vars[] = {
-    "MPIR_CVAR_ASYNC_PROGRESS",  "MPICH_ASYNC_PROGRESS",        "MPICH_NEMESIS_ASYNC_PROGRESS",
-    "I_MPI_ASYNC_PROGRESS",      "MV2_ASYNC_PROGRESS",          "OMPI_MCA_opal_async_progress",
-    "OMPI_MCA_mpi_async_progress", "OMPI_MCA_btl_tcp_progress_thread",
+    "MPIR_CVAR_ASYNC_PROGRESS",     "MPICH_ASYNC_PROGRESS",
+    "MPICH_NEMESIS_ASYNC_PROGRESS", "I_MPI_ASYNC_PROGRESS",
+    "MV2_ASYNC_PROGRESS",           "OMPI_MCA_opal_async_progress",
+    "OMPI_MCA_mpi_async_progress",  "OMPI_MCA_btl_tcp_progress_thread",
 };
 /* Recorded with them: what places or configures those threads, and the layer's own variable. */
 static const char *const other_vars[] = {
@@ -161,11 +162,11 @@ void ml_progress_setting_record(ml_program_t *p, ml_setting_t *s)
     ml_json_t json;
     ml_json_init(&json);
     setting_json(s, &json);
-    int failed = p->rank == 0 &&
-                 (json.failed || ml_program_set_context(p, "progress_setting", json.buf,
-                                                        "run it with the same progress setting (LD_PRELOAD, "
-                                                        "MPILENS_PROGRESS, the MPI library's async progress "
-                                                        "variables)") != 0);
+    int failed =
+        p->rank == 0 && (json.failed || ml_program_set_context(p, "progress_setting", json.buf,
+                                                               "run it with the same progress setting (LD_PRELOAD, "
+                                                               "MPILENS_PROGRESS, the MPI library's async progress "
+                                                               "variables)") != 0);
     ml_json_free(&json);
     MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (failed)

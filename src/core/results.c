@@ -120,8 +120,8 @@ int ml_results_append(ml_results_t *r, const char *record_json)
     return 0;
 }
 
-static int write_note(ml_results_t *r, const char *level, const char *text, const char *key,
-                      int argc_or_minus, char **argv)
+static int write_note(ml_results_t *r, const char *level, const char *text, const char *key, int argc_or_minus,
+                      char **argv)
 {
     ml_json_t j;
     char date[32];
@@ -225,7 +225,9 @@ static int same_value(const char *a_json, const char *b_json, const char *path)
 static int check_compatible(const char *path, const char *old_meta, const char *new_meta,
                             const char *const *compared_options, char *err, size_t errlen)
 {
-    static const struct { const char *field, *what; } fields[] = {
+    static const struct {
+        const char *field, *what;
+    } fields[] = {
         {"type", "it is not an mpilens results file"},
         {"schema", "it uses another results schema"},
         {"program", "it was written by another program"},
@@ -244,8 +246,8 @@ static int check_compatible(const char *path, const char *old_meta, const char *
         if (!same_value(old_meta, new_meta, field)) {
             if (ml_json_get_string(old_meta, field, was, sizeof was) != 0)
                 snprintf(was, sizeof was, "another value");
-            snprintf(err, errlen, "cannot resume \"%s\": it was measured with --%s %s; give the same value", path,
-                     *opt, was);
+            snprintf(err, errlen, "cannot resume \"%s\": it was measured with --%s %s; give the same value", path, *opt,
+                     was);
             return -1;
         }
     }

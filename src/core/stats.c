@@ -53,7 +53,7 @@ void ml_median_ci_ranks(size_t n, double level, size_t *lo, size_t *hi, double *
     const double log_half_n = (double)n * log(0.5);
     double log_choose = 0.0; /* log C(n, i) */
     double cdf = 0.0;
-    size_t j = 1;            /* 1-based rank of the lower bound */
+    size_t j = 1; /* 1-based rank of the lower bound */
     double best_cdf = -1.0;
 
     for (size_t i = 0; 2 * i < n; i++) {
@@ -162,11 +162,16 @@ ml_stop_t ml_stop_decide(const ml_stop_rule_t *rule, const double *values, size_
 const char *ml_stop_name(ml_stop_t reason)
 {
     switch (reason) {
-    case ML_STOP_CONTINUE: return "continue";
-    case ML_STOP_FIXED: return "fixed";
-    case ML_STOP_PRECISION: return "precision";
-    case ML_STOP_MAX_REPS: return "max_reps";
-    case ML_STOP_TIME_BUDGET: return "time_budget";
+    case ML_STOP_CONTINUE:
+        return "continue";
+    case ML_STOP_FIXED:
+        return "fixed";
+    case ML_STOP_PRECISION:
+        return "precision";
+    case ML_STOP_MAX_REPS:
+        return "max_reps";
+    case ML_STOP_TIME_BUDGET:
+        return "time_budget";
     }
     return "unknown";
 }

@@ -24,7 +24,7 @@ typedef struct {
     size_t n;
     double min, max, mean;
     double median, q1, q3, d1, d9;
-    double ci_level;    /* level asked for */
+    double ci_level; /* level asked for */
     double ci_lo, ci_hi;
     double ci_coverage; /* exact coverage of [ci_lo, ci_hi]; < ci_level when n is too small */
 } ml_summary_t;
@@ -53,8 +53,8 @@ typedef enum {
 } ml_stop_t;
 
 typedef struct {
-    size_t fixed_reps;      /* > 0: exactly this many repetitions, the rest is ignored */
-    size_t min_reps;        /* no precision decision before this many */
+    size_t fixed_reps; /* > 0: exactly this many repetitions, the rest is ignored */
+    size_t min_reps;   /* no precision decision before this many */
     size_t max_reps;
     double precision;       /* relative half-width of the median's CI to reach, e.g. 0.02 */
     double floor_ns;        /* a half-width this small is enough whatever the median: the clock's

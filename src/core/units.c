@@ -82,6 +82,8 @@ static int scale(const number_t *num, uint64_t multiplier, uint64_t limit, uint6
 
 int ml_parse_size(const char *text, uint64_t *bytes)
 {
+    /* the units in groups, one line per multiple */
+    /* clang-format off */
     static const struct { const char *name; uint64_t factor; } units[] = {
         {"", 1}, {"B", 1},
         {"K", 1ULL << 10}, {"KB", 1ULL << 10}, {"KiB", 1ULL << 10},
@@ -89,6 +91,7 @@ int ml_parse_size(const char *text, uint64_t *bytes)
         {"G", 1ULL << 30}, {"GB", 1ULL << 30}, {"GiB", 1ULL << 30},
         {"T", 1ULL << 40}, {"TB", 1ULL << 40}, {"TiB", 1ULL << 40},
     };
+    /* clang-format on */
     number_t num;
     if (split_number(text, &num) != 0)
         return -1;
@@ -100,9 +103,12 @@ int ml_parse_size(const char *text, uint64_t *bytes)
 
 int ml_parse_time(const char *text, int64_t *ns)
 {
+    /* the units in groups, one line per multiple */
+    /* clang-format off */
     static const struct { const char *name; uint64_t factor; } units[] = {
         {"", 1000}, {"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"ms", 1000000}, {"s", 1000000000},
     };
+    /* clang-format on */
     number_t num;
     uint64_t value;
     if (split_number(text, &num) != 0)
@@ -141,8 +147,8 @@ int ml_parse_size_range(const char *text, uint64_t *lo, uint64_t *hi)
     char buf[128];
     const char *a, *b;
     uint64_t x, y;
-    if (split_range(text, buf, sizeof buf, &a, &b) != 0 || ml_parse_size(a, &x) != 0 ||
-        ml_parse_size(b, &y) != 0 || x > y)
+    if (split_range(text, buf, sizeof buf, &a, &b) != 0 || ml_parse_size(a, &x) != 0 || ml_parse_size(b, &y) != 0 ||
+        x > y)
         return -1;
     *lo = x;
     *hi = y;
@@ -154,8 +160,8 @@ int ml_parse_time_range(const char *text, int64_t *lo, int64_t *hi)
     char buf[128];
     const char *a, *b;
     int64_t x, y;
-    if (split_range(text, buf, sizeof buf, &a, &b) != 0 || ml_parse_time(a, &x) != 0 ||
-        ml_parse_time(b, &y) != 0 || x > y)
+    if (split_range(text, buf, sizeof buf, &a, &b) != 0 || ml_parse_time(a, &x) != 0 || ml_parse_time(b, &y) != 0 ||
+        x > y)
         return -1;
     *lo = x;
     *hi = y;

@@ -15,12 +15,12 @@
 /* A balanced tree: arity[d] children for each object at depth d (depth 0: the root), leaves (slots)
  * numbered as mixed-radix numbers, most significant digit at the top. */
 struct mpilens_map_topology {
-    int depth;                                           /* levels below the root */
+    int depth; /* levels below the root */
     int arity[MPILENS_MAP_MAX_DEPTH];
     char level_name[MPILENS_MAP_MAX_DEPTH][ML_MAP_NAME_LEN]; /* objects at level d (the root's children: 0) */
-    double cost[MPILENS_MAP_MAX_DEPTH];                  /* per byte, lowest common ancestor at level d - 1 */
-    long slots;                                          /* product of the arities */
-    long below[MPILENS_MAP_MAX_DEPTH + 1];               /* slots under one object of level d - 1 (below[0] = slots) */
+    double cost[MPILENS_MAP_MAX_DEPTH];                      /* per byte, lowest common ancestor at level d - 1 */
+    long slots;                                              /* product of the arities */
+    long below[MPILENS_MAP_MAX_DEPTH + 1]; /* slots under one object of level d - 1 (below[0] = slots) */
     /* Where the slots are, for rankfiles and host lists (both may be NULL: synthetic) */
     char (*hosts)[ML_MAP_HOST_LEN]; /* names of the top-level objects when they are nodes, else NULL */
     int *core;                      /* [slots]: logical index of the slot's core within its host, or NULL */
@@ -36,10 +36,10 @@ struct mpilens_map_matrix {
     size_t count, capacity; /* entries */
     int *from, *to;
     double *bytes;
-    int merged;             /* entries sorted by (from, to), repeats added up, zeros dropped */
+    int merged; /* entries sorted by (from, to), repeats added up, zeros dropped */
     /* Symmetrised CSR (weight(i, j) = bytes(i -> j) + bytes(j -> i), no diagonal), built by
      * ml_map_matrix_graph; freed with the matrix. */
-    size_t *row_start;      /* [order + 1] */
+    size_t *row_start; /* [order + 1] */
     int *column;
     double *weight;
 };

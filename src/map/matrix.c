@@ -92,8 +92,7 @@ mpilens_map_status_t mpilens_map_matrix_create(int order, mpilens_map_matrix_t *
 
 mpilens_map_status_t mpilens_map_matrix_add(mpilens_map_matrix_t *matrix, int from, int to, double bytes)
 {
-    if (!matrix || from < 0 || from >= matrix->order || to < 0 || to >= matrix->order || !(bytes >= 0) ||
-        isinf(bytes))
+    if (!matrix || from < 0 || from >= matrix->order || to < 0 || to >= matrix->order || !(bytes >= 0) || isinf(bytes))
         return MPILENS_MAP_ERR_ARG;
     return append(matrix, from, to, bytes);
 }
@@ -422,10 +421,7 @@ static char *skip_blanks(char *c)
     return c;
 }
 
-static int is_blank(const char *line)
-{
-    return *skip_blanks((char *)line) == '\0';
-}
+static int is_blank(const char *line) { return *skip_blanks((char *)line) == '\0'; }
 
 /* A process index, 0 .. INT_MAX - 1 so that the order (largest + 1) is still an int. */
 static int parse_index(char **cursor, int *index)
@@ -577,8 +573,8 @@ static int parse_mm_entry(char *line, int order, int *from, int *to, double *byt
 {
     char *c = line;
     int row, column;
-    if (!parse_index(&c, &row) || !parse_index(&c, &column) || !parse_amount(&c, bytes) || *skip_blanks(c) ||
-        row < 1 || row > order || column < 1 || column > order)
+    if (!parse_index(&c, &row) || !parse_index(&c, &column) || !parse_amount(&c, bytes) || *skip_blanks(c) || row < 1 ||
+        row > order || column < 1 || column > order)
         return 0;
     *from = row - 1;
     *to = column - 1;

@@ -130,8 +130,8 @@ static void parse_options(options_t *o, int argc, char **argv)
          &o->algo, 0, 0, NULL},
         {"seed", ML_OPT_INT, "N", "1", NULL, "seed of the random choices (random algorithm and matrices, ties)",
          &o->seed, 0, 4294967295L, NULL},
-        {"output", ML_OPT_STRING, "FILE", NULL, NULL, "write the JSON there (default: standard output)", &o->output,
-         0, 0, NULL},
+        {"output", ML_OPT_STRING, "FILE", NULL, NULL, "write the JSON there (default: standard output)", &o->output, 0,
+         0, NULL},
         {"save-matrix", ML_OPT_STRING, "FILE", NULL, NULL,
          "also write the matrix there, as Matrix Market (for programs that read a matrix file, such as "
          "bench/map_ompi_treematch)",
@@ -179,8 +179,7 @@ static int parse_algos(const char *text, mpilens_map_algo_t *algos)
         int available = 0;
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
         if (len == 0 || len >= sizeof name || mpilens_map_algo_parse(name, &algo) != MPILENS_MAP_OK)
-            usage_error("invalid value \"%s\" for --algo: expected names separated by commas among %s", text,
-                        allowed);
+            usage_error("invalid value \"%s\" for --algo: expected names separated by commas among %s", text, allowed);
         check(mpilens_map_algo_available(algo, &available), "--algo %s", name);
         if (!available)
             usage_error("--algo %s: %s", name, mpilens_map_status_string(MPILENS_MAP_ERR_UNSUPPORTED));
@@ -269,7 +268,9 @@ static void set_costs(mpilens_map_topology_t *t, const char *text)
 
 /* ---- generated matrices ---------------------------------------------------------------------- */
 
-typedef struct { uint64_t state; } rng_t;
+typedef struct {
+    uint64_t state;
+} rng_t;
 
 /* splitmix64: one multiply-xorshift step per number, enough for test patterns. */
 static uint64_t rng_next(rng_t *r)

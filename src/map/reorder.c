@@ -125,8 +125,8 @@ static int binding_slots(const mpilens_map_topology_t *node, int *first, int *co
 
 /* What each rank tells the root about itself (as bytes: all ranks run the same library). */
 typedef struct {
-    int status;                       /* OK, or ERR_SHAPE: its node is not shaped like the root's */
-    int first_slot, slot_count;       /* the slots of its node its binding allows (0: unbound) */
+    int status;                 /* OK, or ERR_SHAPE: its node is not shaped like the root's */
+    int first_slot, slot_count; /* the slots of its node its binding allows (0: unbound) */
     char host[MPI_MAX_PROCESSOR_NAME];
 } ml_rank_report_t;
 
@@ -135,9 +135,9 @@ typedef struct {
     mpilens_map_topology_t *node;
     char description[DESCRIPTION_LEN];
     ml_rank_report_t mine;
-    ml_rank_report_t *reports;  /* root: every rank's */
+    ml_rank_report_t *reports; /* root: every rank's */
     int nodes, all_bound;
-    long *slot_of_rank;         /* [size] */
+    long *slot_of_rank;             /* [size] */
     char (*hosts)[ML_MAP_HOST_LEN]; /* [nodes], when nodes > 1 */
 } ml_machine_t;
 
@@ -176,8 +176,7 @@ static int gather_reports(MPI_Comm comm, ml_machine_t *m)
     if (MPI_Bcast(root_description, DESCRIPTION_LEN, MPI_CHAR, ROOT, comm) != MPI_SUCCESS)
         return MPILENS_MAP_ERR_MPI;
     m->mine.status = strcmp(root_description, m->description) ? MPILENS_MAP_ERR_SHAPE : MPILENS_MAP_OK;
-    if (MPI_Gather(&m->mine, sizeof m->mine, MPI_BYTE, m->reports, sizeof m->mine, MPI_BYTE, ROOT, comm) !=
-        MPI_SUCCESS)
+    if (MPI_Gather(&m->mine, sizeof m->mine, MPI_BYTE, m->reports, sizeof m->mine, MPI_BYTE, ROOT, comm) != MPI_SUCCESS)
         return MPILENS_MAP_ERR_MPI;
     return MPILENS_MAP_OK;
 }
@@ -258,7 +257,8 @@ static int assign_slots(ml_machine_t *m, int size, const int *node_of)
             if ((pass == 0 && count != 1) || (pass == 1 && count <= 1) || (pass == 2 && count != 0))
                 continue;
             long base = node_of[r] * node_slots;
-            long slot = count ? least_loaded(load, base + report->first_slot, count) : least_loaded(load, base, node_slots);
+            long slot =
+                count ? least_loaded(load, base + report->first_slot, count) : least_loaded(load, base, node_slots);
             load[slot]++;
             m->slot_of_rank[r] = slot;
             if (!count)
@@ -367,9 +367,9 @@ typedef struct {
 typedef struct {
     ml_entry_t *entries; /* this rank's nonzeros */
     int nonzeros;
-    long *places;        /* [size]: the slot each rank runs on now */
-    int *new_rank_of;    /* [size] */
-    int *gathered;       /* root: [size] nonzeros per rank */
+    long *places;     /* [size]: the slot each rank runs on now */
+    int *new_rank_of; /* [size] */
+    int *gathered;    /* root: [size] nonzeros per rank */
 } ml_reorder_t;
 
 static void reorder_free(ml_reorder_t *w)
@@ -445,11 +445,11 @@ static int gather_matrix(MPI_Comm comm, int rank, int size, ml_reorder_t *w, mpi
     if (MPI_Bcast(&status, 1, MPI_INT, ROOT, comm) != MPI_SUCCESS)
         status = MPILENS_MAP_ERR_MPI;
     MPI_Datatype entry = MPI_DATATYPE_NULL;
-    if (status == MPILENS_MAP_OK && (MPI_Type_contiguous(2, MPI_UNSIGNED_LONG, &entry) != MPI_SUCCESS ||
-                                     MPI_Type_commit(&entry) != MPI_SUCCESS))
+    if (status == MPILENS_MAP_OK &&
+        (MPI_Type_contiguous(2, MPI_UNSIGNED_LONG, &entry) != MPI_SUCCESS || MPI_Type_commit(&entry) != MPI_SUCCESS))
         status = MPILENS_MAP_ERR_MPI;
-    if (status == MPILENS_MAP_OK && MPI_Gatherv(w->entries, w->nonzeros, entry, all, w->gathered, displacements,
-                                                entry, ROOT, comm) != MPI_SUCCESS)
+    if (status == MPILENS_MAP_OK &&
+        MPI_Gatherv(w->entries, w->nonzeros, entry, all, w->gathered, displacements, entry, ROOT, comm) != MPI_SUCCESS)
         status = MPILENS_MAP_ERR_MPI;
     if (entry != MPI_DATATYPE_NULL)
         MPI_Type_free(&entry);

@@ -35,7 +35,7 @@ static int compare_long(const void *a, const void *b)
 
 /* The places: the distinct slots of `allowed` (ascending) and how many processes each takes. */
 typedef struct {
-    int count, most;  /* distinct slots; the largest multiplicity */
+    int count, most; /* distinct slots; the largest multiplicity */
     long *slot;
     int *capacity;
 } sc_places_t;
@@ -216,8 +216,8 @@ static int compare_mover(const void *a, const void *b)
     return (x->process > y->process) - (x->process < y->process);
 }
 
-static int repair(const mpilens_map_topology_t *t, const mpilens_map_matrix_t *m, const sc_places_t *p,
-                  int *slot_index, long *slot_of)
+static int repair(const mpilens_map_topology_t *t, const mpilens_map_matrix_t *m, const sc_places_t *p, int *slot_index,
+                  long *slot_of)
 {
     int order = m->order;
     int *room = malloc((size_t)p->count * sizeof *room);

@@ -81,10 +81,7 @@ int ml_map_common_level(const mpilens_map_topology_t *t, long a, long b)
 
 #define WORD_MAX 1024 /* longer words are not a description */
 
-static int is_name_char(int c)
-{
-    return isalnum(c) || c == '_' || c == '-';
-}
+static int is_name_char(int c) { return isalnum(c) || c == '_' || c == '-'; }
 
 /* "NAME:ARITY", keeping the product of the arities within an int (processes are ints). */
 static int parse_level(const char *word, char *name, int *arity, long *slots)
@@ -237,9 +234,9 @@ typedef struct {
     int pus;
     int *group[HW_LEVELS]; /* [pus]: the holding object, numbered 0 .. groups - 1; -1: none */
     int groups[HW_LEVELS];
-    int *core;             /* [pus]: logical index of the PU's core (of the PU without cores) */
-    int *os_index;         /* [pus] */
-    int *seen, *count;     /* scratch, each as long as the largest of groups */
+    int *core;         /* [pus]: logical index of the PU's core (of the PU without cores) */
+    int *os_index;     /* [pus] */
+    int *seen, *count; /* scratch, each as long as the largest of groups */
 } hw_pus_t;
 
 /* The NUMA nodes local to a PU are the memory children of its nearest ancestor that has some

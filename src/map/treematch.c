@@ -56,7 +56,7 @@ typedef struct {
                          sorted allowed entries, at the slot level) */
     int *shape;       /* [count] */
     int nshape;
-    int *comp_start;  /* [nshape + 1]: what each shape holds: (child shape, how many) pairs */
+    int *comp_start; /* [nshape + 1]: what each shape holds: (child shape, how many) pairs */
     int *comp_shape;
     int *comp_count;
 } tm_level_t;
@@ -376,10 +376,7 @@ typedef struct {
     size_t size, capacity, pushes;
 } tm_heap_t;
 
-static int entry_before(tm_entry_t a, tm_entry_t b)
-{
-    return a.key > b.key || (a.key == b.key && a.age < b.age);
-}
+static int entry_before(tm_entry_t a, tm_entry_t b) { return a.key > b.key || (a.key == b.key && a.age < b.age); }
 
 static int heap_push(tm_heap_t *h, double key, int v)
 {
@@ -469,15 +466,15 @@ static int compare_edge(const void *a, const void *b)
 typedef struct {
     const tm_graph_t *g;
     const int *vshape;
-    const tm_level_t *lev; /* the objects the groups are formed for */
-    int *group_of;         /* -1 while unassigned */
-    double *conn;          /* weight to the open group */
-    int *rest_count;       /* unassigned neighbours */
-    int *touched, ntouched; /* vertices whose conn is not zero */
-    tm_heap_t cand;         /* neighbours of the open group */
+    const tm_level_t *lev;                /* the objects the groups are formed for */
+    int *group_of;                        /* -1 while unassigned */
+    double *conn;                         /* weight to the open group */
+    int *rest_count;                      /* unassigned neighbours */
+    int *touched, ntouched;               /* vertices whose conn is not zero */
+    tm_heap_t cand;                       /* neighbours of the open group */
     int *by_shape, *shape_start, *cursor; /* vertices of each shape, ascending, and the first one
                                              that may still be unassigned */
-    int *isolated, *isolated_size; /* per shape (in by_shape's ranges): unassigned vertices without
+    int *isolated, *isolated_size;        /* per shape (in by_shape's ranges): unassigned vertices without
                                       unassigned neighbours, lowest first */
     tm_edge_t *edge;
     size_t nedge, next_edge; /* edges by weight; those before next_edge touch an assigned vertex */
@@ -523,8 +520,8 @@ static int init_greedy(tm_greedy_t *s, const tm_graph_t *g, const int *vshape, i
     s->rem = malloc((size_t)longest * sizeof *s->rem);
     s->nedge = g->start[n] / 2;
     s->edge = malloc((s->nedge + 1) * sizeof *s->edge);
-    if (!s->conn || !s->rest_count || !s->touched || !s->by_shape || !s->shape_start || !s->cursor ||
-        !s->isolated || !s->isolated_size || !s->rem || !s->edge)
+    if (!s->conn || !s->rest_count || !s->touched || !s->by_shape || !s->shape_start || !s->cursor || !s->isolated ||
+        !s->isolated_size || !s->rem || !s->edge)
         return MPILENS_MAP_ERR_NOMEM;
     for (int v = 0; v < n; v++)
         s->shape_start[vshape[v] + 1]++;
@@ -715,7 +712,8 @@ static int refine(const tm_graph_t *g, const int *vshape, int m, int *group_of)
                 acc[x] += g->w[e];
             }
             for (int i = 0; i < ntouched; i++)
-                if (touched[i] != a && (b < 0 || acc[touched[i]] > acc[b] || (acc[touched[i]] == acc[b] && touched[i] < b)))
+                if (touched[i] != a &&
+                    (b < 0 || acc[touched[i]] > acc[b] || (acc[touched[i]] == acc[b] && touched[i] < b)))
                     b = touched[i];
             double gain_u = b >= 0 ? acc[b] - acc[a] : 0;
             for (int i = 0; i < ntouched; i++)
@@ -804,7 +802,7 @@ typedef struct {
     const int *led_start;      /* [n + 1] */
     const double *share;       /* per vertex: its cheapest candidate's cost / a */
     char *used;
-    int *chosen, *best;        /* candidate indices, one per group */
+    int *chosen, *best; /* candidate indices, one per group */
     double best_cost, tolerance, free_share;
     long budget;
 } tm_search_t;
@@ -859,10 +857,10 @@ static double partition_cost(const tm_graph_t *g, const int *group_of)
 /* Every a-subset of the vertices with the traffic leaving it, in lexicographic order (so those led
  * by one vertex are contiguous), and each vertex's share of its cheapest candidate. */
 typedef struct {
-    int *member;           /* [candidates * a] */
-    tm_candidate_t *led;   /* by leading vertex, then cost */
-    int *led_start;        /* [n + 1] */
-    double *share;         /* [n] */
+    int *member;         /* [candidates * a] */
+    tm_candidate_t *led; /* by leading vertex, then cost */
+    int *led_start;      /* [n + 1] */
+    double *share;       /* [n] */
 } tm_candidates_t;
 
 static void free_candidates(tm_candidates_t *c)
@@ -935,8 +933,8 @@ static int exhaustive_group(const tm_graph_t *g, int a, long candidates, int *gr
     int *chosen = malloc((size_t)m * sizeof *chosen), *best = malloc((size_t)m * sizeof *best);
     int status = used && chosen && best ? enumerate_candidates(g, a, candidates, &c) : MPILENS_MAP_ERR_NOMEM;
     if (status == MPILENS_MAP_OK) {
-        tm_search_t s = {n, a, c.member, c.led, c.led_start, c.share, used, chosen, best, 0, 1e-9 * g->total, 0,
-                         TM_SEARCH_BUDGET};
+        tm_search_t s = {n,      a,    c.member, c.led,           c.led_start, c.share,         used,
+                         chosen, best, 0,        1e-9 * g->total, 0,           TM_SEARCH_BUDGET};
         double start_cost = s.best_cost = partition_cost(g, group_of);
         for (int v = 0; v < n; v++)
             s.free_share += c.share[v];
@@ -1070,16 +1068,13 @@ typedef struct {
     int *stamp, stamps; /* stamp[v] == stamps: v is in the segment being bisected */
     char *side;         /* 0: the first part (the lower slots), 1: the second */
     char *locked;
-    double *gain;       /* how much the cut drops if the vertex changes sides */
+    double *gain; /* how much the cut drops if the vertex changes sides */
     int *moved;
-    tm_heap_t heap[2];  /* candidates to leave each side, lazily updated */
+    tm_heap_t heap[2]; /* candidates to leave each side, lazily updated */
     double tolerance;
 } tm_bisect_t;
 
-static int in_segment(const tm_bisect_t *b, int v)
-{
-    return b->stamp[v] == b->stamps;
-}
+static int in_segment(const tm_bisect_t *b, int v) { return b->stamp[v] == b->stamps; }
 
 /* v changes sides; the gains of its neighbours in the segment follow, and the unlocked ones enter
  * their side's heap with their new gain. */

@@ -27,9 +27,12 @@ typedef struct {
 
 static inline ml_counts_t ml_counts_small(const int *counts) { return (ml_counts_t){.small = counts}; }
 static inline ml_counts_t ml_counts_large(const MPI_Count *counts) { return (ml_counts_t){.large = counts}; }
-#define ML_COUNTS(counts)                                                                            \
-    _Generic((counts), const int *: ml_counts_small, int *: ml_counts_small,                         \
-             const MPI_Count *: ml_counts_large, MPI_Count *: ml_counts_large)(counts)
+#define ML_COUNTS(counts)                                                                                              \
+    _Generic((counts),                                                                                                 \
+        const int *: ml_counts_small,                                                                                  \
+        int *: ml_counts_small,                                                                                        \
+        const MPI_Count *: ml_counts_large,                                                                            \
+        MPI_Count *: ml_counts_large)(counts)
 
 /* The data for destination k (a rank, or the k-th neighbour): count x type, counts[k] x type or
  * counts[k] x types[k]. Sizes are asked for only for the destinations a rank really sends to, as
@@ -60,19 +63,19 @@ ml_blocks_t ml_alltoallw_blocks_of(const void *sendbuf, ml_counts_t sendcounts, 
                                    ml_counts_t recvcounts, const MPI_Datatype *recvtypes);
 #define ml_per_rank(counts, type) ml_per_rank_of(ML_COUNTS(counts), type)
 #define ml_per_rank_typed(counts, types) ml_per_rank_typed_of(ML_COUNTS(counts), types)
-#define ml_allgatherv_block(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm)                  \
+#define ml_allgatherv_block(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm)                                  \
     ml_allgatherv_block_of(sendbuf, sendcount, sendtype, ML_COUNTS(recvcounts), recvtype, comm)
-#define ml_alltoallv_blocks(sendbuf, sendcounts, sendtype, recvcounts, recvtype)                       \
+#define ml_alltoallv_blocks(sendbuf, sendcounts, sendtype, recvcounts, recvtype)                                       \
     ml_alltoallv_blocks_of(sendbuf, ML_COUNTS(sendcounts), sendtype, ML_COUNTS(recvcounts), recvtype)
-#define ml_alltoallw_blocks(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes)                     \
+#define ml_alltoallw_blocks(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes)                                     \
     ml_alltoallw_blocks_of(sendbuf, ML_COUNTS(sendcounts), sendtypes, ML_COUNTS(recvcounts), recvtypes)
 
 /* The patterns. */
-void ml_to_others(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);               /* every rank to every other */
-void ml_from_root(ml_plan_t *plan, MPI_Comm comm, int root, ml_blocks_t b);     /* Bcast, Scatter(v) */
-void ml_to_root(ml_plan_t *plan, MPI_Comm comm, int root, ml_blocks_t b);       /* Reduce, Gather(v) */
-void ml_to_higher(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);               /* Scan, Exscan */
-void ml_to_neighbours(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);           /* neighbourhood */
+void ml_to_others(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);           /* every rank to every other */
+void ml_from_root(ml_plan_t *plan, MPI_Comm comm, int root, ml_blocks_t b); /* Bcast, Scatter(v) */
+void ml_to_root(ml_plan_t *plan, MPI_Comm comm, int root, ml_blocks_t b);   /* Reduce, Gather(v) */
+void ml_to_higher(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);           /* Scan, Exscan */
+void ml_to_neighbours(ml_plan_t *plan, MPI_Comm comm, ml_blocks_t b);       /* neighbourhood */
 
 /* Whether a collective on comm is counted: only while the engine counts (it translates ranks),
  * and only on intracommunicators. */
@@ -80,19 +83,19 @@ int ml_coll_counted(MPI_Comm comm);
 /* A persistent collective's plan registered for its request's starts. */
 void ml_plan_keep(ml_plan_t *plan, MPI_Request request);
 
-#define ML_COLL_NOW(pattern, comm, ...)                                                              \
-    do {                                                                                             \
-        if (ml_coll_counted(comm))                                                                   \
-            pattern(NULL, comm, __VA_ARGS__);                                                        \
+#define ML_COLL_NOW(pattern, comm, ...)                                                                                \
+    do {                                                                                                               \
+        if (ml_coll_counted(comm))                                                                                     \
+            pattern(NULL, comm, __VA_ARGS__);                                                                          \
     } while (0)
 
-#define ML_COLL_KEEP(pattern, comm, ...)                                                             \
-    do {                                                                                             \
-        if (ml_coll_counted(comm)) {                                                                 \
-            ml_plan_t plan_ = {0};                                                                   \
-            pattern(&plan_, comm, __VA_ARGS__);                                                      \
-            ml_plan_keep(&plan_, *request);                                                          \
-        }                                                                                            \
+#define ML_COLL_KEEP(pattern, comm, ...)                                                                               \
+    do {                                                                                                               \
+        if (ml_coll_counted(comm)) {                                                                                   \
+            ml_plan_t plan_ = {0};                                                                                     \
+            pattern(&plan_, comm, __VA_ARGS__);                                                                        \
+            ml_plan_keep(&plan_, *request);                                                                            \
+        }                                                                                                              \
     } while (0)
 
 #endif

@@ -18,7 +18,7 @@ typedef struct {
 } ml_cell_t;
 
 typedef struct {
-    int recording;              /* wrappers count only once the engine is up */
+    int recording; /* wrappers count only once the engine is up */
     int world_size, world_rank;
     ml_cell_t *cells[ML_KINDS]; /* cumulative, by destination rank in MPI_COMM_WORLD */
 } ml_monitor_t;

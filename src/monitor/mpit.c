@@ -73,10 +73,7 @@ static int open_pvar(const char *name, MPI_T_pvar_handle *handle)
     return 0;
 }
 
-static void give_up(const char *why)
-{
-    snprintf(b.reason, sizeof b.reason, "%s", why);
-}
+static void give_up(const char *why) { snprintf(b.reason, sizeof b.reason, "%s", why); }
 
 void ml_mpit_open(void)
 {

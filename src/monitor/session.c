@@ -20,12 +20,12 @@ enum { ROWS = 2 * ML_KINDS };
 
 typedef struct {
     int in_use, active, internal;
-    int starting;   /* reserved by a start still running: invisible to every other call */
+    int starting;  /* reserved by a start still running: invisible to every other call */
     MPI_Comm comm; /* a duplicate: the session's own collective operations go there */
     int size, rank;
-    int *world_of;  /* rank in MPI_COMM_WORLD of each rank of comm */
-    int64_t *base;  /* [ROWS][size]: totals at the last start or continue */
-    int64_t *acc;   /* [ROWS][size]: counted while active */
+    int *world_of; /* rank in MPI_COMM_WORLD of each rank of comm */
+    int64_t *base; /* [ROWS][size]: totals at the last start or continue */
+    int64_t *acc;  /* [ROWS][size]: counted while active */
 } session_t;
 
 static session_t sessions[MPI_M_MAX_SESSIONS];
@@ -157,10 +157,10 @@ int ml_session_start(MPI_Comm comm, int internal, int *id)
         s.base = calloc((size_t)ROWS * (size_t)s.size, sizeof(int64_t));
         s.acc = calloc((size_t)ROWS * (size_t)s.size, sizeof(int64_t));
     }
-    int status = rc != MPI_SUCCESS ? MPI_M_MPIT_FAIL
+    int status = rc != MPI_SUCCESS                             ? MPI_M_MPIT_FAIL
                  : !totals || !s.world_of || !s.base || !s.acc ? MPI_M_INTERNAL_FAIL
-                 : read_totals(totals) != 0 ? MPI_M_MPIT_FAIL
-                                            : MPI_SUCCESS;
+                 : read_totals(totals) != 0                    ? MPI_M_MPIT_FAIL
+                                                               : MPI_SUCCESS;
     pthread_mutex_lock(&lock);
     if (status == MPI_SUCCESS) {
         continue_one(&s, totals);
@@ -425,17 +425,28 @@ int MPI_M_get_backend(int kind, int *backend)
 const char *MPI_M_error_string(int code)
 {
     switch (code) {
-    case MPI_SUCCESS: return "success";
-    case MPI_M_INTERNAL_FAIL: return "an internal error occurred (memory or a system call failed)";
-    case MPI_M_MPIT_FAIL: return "an MPI or MPI_T function failed";
-    case MPI_M_MISSING_INIT: return "MPI_M_init has not been called";
-    case MPI_M_SESSION_STILL_ACTIVE: return "at least one session has not been suspended";
-    case MPI_M_SESSION_NOT_SUSPENDED: return "the session has not been suspended";
-    case MPI_M_INVALID_MSID: return "no such monitoring session";
-    case MPI_M_SESSION_OVERFLOW: return "too many monitoring sessions at once";
-    case MPI_M_MULTIPLE_CALL: return "called again without its counterpart (init/finalize, suspend/continue)";
-    case MPI_M_INVALID_ROOT: return "root is not a rank of the session's communicator";
-    case MPI_M_INVALID_ARG: return "a null pointer where one is needed, or flags outside 1..7";
+    case MPI_SUCCESS:
+        return "success";
+    case MPI_M_INTERNAL_FAIL:
+        return "an internal error occurred (memory or a system call failed)";
+    case MPI_M_MPIT_FAIL:
+        return "an MPI or MPI_T function failed";
+    case MPI_M_MISSING_INIT:
+        return "MPI_M_init has not been called";
+    case MPI_M_SESSION_STILL_ACTIVE:
+        return "at least one session has not been suspended";
+    case MPI_M_SESSION_NOT_SUSPENDED:
+        return "the session has not been suspended";
+    case MPI_M_INVALID_MSID:
+        return "no such monitoring session";
+    case MPI_M_SESSION_OVERFLOW:
+        return "too many monitoring sessions at once";
+    case MPI_M_MULTIPLE_CALL:
+        return "called again without its counterpart (init/finalize, suspend/continue)";
+    case MPI_M_INVALID_ROOT:
+        return "root is not a rank of the session's communicator";
+    case MPI_M_INVALID_ARG:
+        return "a null pointer where one is needed, or flags outside 1..7";
     }
     return "unknown MPI_M_ error code";
 }

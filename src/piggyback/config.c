@@ -12,12 +12,9 @@
 #include "pb.h"
 
 static const ml_pb_method_t methods[] = {
-    {"pack-before", PB_PACK, PB_BEFORE, 0},
-    {"pack-after", PB_PACK, PB_AFTER, 0},
-    {"datatype-before", PB_DATATYPE, PB_BEFORE, 0},
-    {"datatype-after", PB_DATATYPE, PB_AFTER, 0},
-    {"separate", PB_SEPARATE, PB_BEFORE, 0},
-    {"auto", PB_PACK, PB_BEFORE, 1},
+    {"pack-before", PB_PACK, PB_BEFORE, 0},         {"pack-after", PB_PACK, PB_AFTER, 0},
+    {"datatype-before", PB_DATATYPE, PB_BEFORE, 0}, {"datatype-after", PB_DATATYPE, PB_AFTER, 0},
+    {"separate", PB_SEPARATE, PB_BEFORE, 0},        {"auto", PB_PACK, PB_BEFORE, 1},
 };
 #define N_METHODS (sizeof methods / sizeof methods[0])
 #define METHOD_NAMES "pack-before, pack-after, datatype-before, datatype-after, separate, auto"
@@ -176,8 +173,9 @@ static void read_auto_file(void)
     if (f)
         fclose(f);
     if (!found)
-        ml_pb_say(1, "auto: no threshold measured for this MPI library in %s (run `mpilens piggyback`); "
-                     "packing below %zu bytes, a struct type from there on",
+        ml_pb_say(1,
+                  "auto: no threshold measured for this MPI library in %s (run `mpilens piggyback`); "
+                  "packing below %zu bytes, a struct type from there on",
                   path, ml_pb.auto_send_datatype_from);
 }
 

@@ -135,8 +135,10 @@ static void check_streams(void)
         uint64_t n = s->n, sum = n * (n - 1) / 2, squares = (n - 1) * n * (2 * n - 1) / 6;
         if (s->sum != sum || s->sum_squares != squares)
             if (check_errors++ < ERRORS_SHOWN)
-                ml_pb_say(0, "check: the %llu messages from rank %d, tag %d did not bring sequence numbers 0 to "
-                             "%llu once each", (unsigned long long)n, s->peer, s->tag, (unsigned long long)n - 1);
+                ml_pb_say(0,
+                          "check: the %llu messages from rank %d, tag %d did not bring sequence numbers 0 to "
+                          "%llu once each",
+                          (unsigned long long)n, s->peer, s->tag, (unsigned long long)n - 1);
     }
 }
 
@@ -183,14 +185,14 @@ void ml_pb_drivers_init(MPI_Comm world)
     if (strcmp(name, "check") == 0) {
         driver = DRIVER_CHECK;
         if (ml_pb.size < sizeof(check_pb_t))
-            ml_pb_fail("the check driver needs MPILENS_PB_SIZE of at least %zu bytes (it is %zu)",
-                       sizeof(check_pb_t), ml_pb.size);
+            ml_pb_fail("the check driver needs MPILENS_PB_SIZE of at least %zu bytes (it is %zu)", sizeof(check_pb_t),
+                       ml_pb.size);
         mpilens_pb_set_handlers(check_produce, check_consume, NULL);
     } else if (strcmp(name, "lamport") == 0) {
         driver = DRIVER_LAMPORT;
         if (ml_pb.size < sizeof clock_value)
-            ml_pb_fail("the lamport driver needs MPILENS_PB_SIZE of at least %zu bytes (it is %zu)",
-                       sizeof clock_value, ml_pb.size);
+            ml_pb_fail("the lamport driver needs MPILENS_PB_SIZE of at least %zu bytes (it is %zu)", sizeof clock_value,
+                       ml_pb.size);
         mpilens_pb_set_handlers(lamport_produce, lamport_consume, NULL);
     } else if (strcmp(name, "bytes") == 0) {
         driver = DRIVER_BYTES;
@@ -210,8 +212,8 @@ void ml_pb_drivers_finalize(MPI_Comm world)
         unsigned long long mine[2] = {check_messages, check_errors}, all[2];
         PMPI_Reduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, world);
         if (rank == 0)
-            ml_pb_say(1, "check (%s, %zu-byte pb): %llu messages verified, %llu errors", ml_pb.method->name,
-                      ml_pb.size, all[0], all[1]);
+            ml_pb_say(1, "check (%s, %zu-byte pb): %llu messages verified, %llu errors", ml_pb.method->name, ml_pb.size,
+                      all[0], all[1]);
     } else if (driver == DRIVER_LAMPORT) {
         unsigned long long mine = clock_value, *all = rank == 0 ? malloc((size_t)size * sizeof *all) : NULL;
         PMPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, 0, world);

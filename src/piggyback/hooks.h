@@ -8,14 +8,18 @@
 
 /* wrap_send.c: sends of every mode, blocking, non-blocking and persistent */
 int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
-int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request);
 int ml_pb_send_start(ml_req_t *r);
 
 /* wrap_recv.c: receives and probes; every status the program gets counts the payload only */
 int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
-int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
-int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
-int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request);
+int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status);
 int ml_pb_probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int ml_pb_iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 int ml_pb_mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
@@ -29,8 +33,7 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
 void ml_pb_pair_drive(ml_req_t *r, int wait);
 #if MPI_VERSION >= 4
 int ml_pb_isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                    MPI_Request *request);
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request);
 int ml_pb_isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                             MPI_Comm comm, MPI_Request *request);
 #endif

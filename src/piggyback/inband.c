@@ -27,7 +27,6 @@ typedef struct {
 
 static type_info_t predefined[64];
 
-
 /* What is known of `type`: a predefined type's entry in the table, a derived type's in a scratch
  * entry valid until the next call (the layer runs one call at a time, docs/piggyback.md). */
 static const type_info_t *type_info(MPI_Datatype type)
@@ -431,8 +430,8 @@ static size_t small_payload(int count, MPI_Datatype type)
     return payload + ml_pb.size <= SMALL_MESSAGE ? payload : (size_t)-1;
 }
 
-int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode,
-                     const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc)
+int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode, const void *buf,
+                     int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc)
 {
     size_t payload = small_payload(count, type);
     if (payload == (size_t)-1 || !ml_pb_send_staged(payload))
@@ -450,8 +449,8 @@ int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int,
     return 1;
 }
 
-int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                     MPI_Status *status, int *rc)
+int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status,
+                     int *rc)
 {
     size_t posted = small_payload(count, type);
     if (posted == (size_t)-1 || !ml_pb_recv_staged(posted))
@@ -471,4 +470,3 @@ int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int ta
     ml_pb_consume(wire + (before ? 0 : payload), st->MPI_SOURCE, st->MPI_TAG, comm, payload);
     return 1;
 }
-

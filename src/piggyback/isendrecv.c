@@ -78,9 +78,9 @@ static int cancel_both(void *extra, int complete)
 }
 
 /* The two operations posted through the layer, and the request that stands for them. */
-static int post_pair(ml_pair_t *pair, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                     int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                     MPI_Comm comm, MPI_Request *request)
+static int post_pair(ml_pair_t *pair, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request *request)
 {
     pair->recv = pair->send = MPI_REQUEST_NULL;
     int rc = ml_pb_recv_request(0, recvbuf, recvcount, recvtype, source, recvtag, comm, &pair->recv);
@@ -99,17 +99,16 @@ static int post_pair(ml_pair_t *pair, const void *sendbuf, int sendcount, MPI_Da
 }
 
 int ml_pb_isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                    MPI_Request *request)
+                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     if (!ml_pb.active)
-        return ML_NEXT(MPI_Isendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                                      source, recvtag, comm, request);
+        return ML_NEXT(MPI_Isendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                      recvtag, comm, request);
     ml_pair_t *pair = calloc(1, sizeof *pair);
     if (!pair)
         ml_pb_fail("out of memory for an MPI_Isendrecv");
-    return post_pair(pair, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                     recvtag, comm, request);
+    return post_pair(pair, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                     comm, request);
 }
 
 int ml_pb_isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,

@@ -36,8 +36,8 @@ typedef struct {
 typedef struct {
     const ml_pb_method_t *method;
     size_t size;
-    int frozen;        /* MPI_Init fixed size and method */
-    int active;        /* between MPI_Init and MPI_Finalize: messages carry pb */
+    int frozen; /* MPI_Init fixed size and method */
+    int active; /* between MPI_Init and MPI_Finalize: messages carry pb */
     mpilens_pb_producer_t producer;
     mpilens_pb_consumer_t consumer;
     void *context;
@@ -72,25 +72,25 @@ typedef struct ml_pair ml_pair_t;
 
 typedef struct ml_req ml_req_t;
 struct ml_req {
-    MPI_Request handle;     /* what the user holds */
+    MPI_Request handle; /* what the user holds */
     ml_req_kind_t kind;
     int persistent, active;
-    int finished;           /* the layer's part is done (MPI_Request_get_status saw it complete) */
-    int in_snapshot;        /* already in the array being completed (MPICH's shared handles) */
+    int finished;    /* the layer's part is done (MPI_Request_get_status saw it complete) */
+    int in_snapshot; /* already in the array being completed (MPICH's shared handles) */
     /* the user's view of the operation */
     void *buf;
     int count;
     MPI_Datatype type;
-    int peer, tag;          /* receive: the pattern (may be wildcards) */
+    int peer, tag; /* receive: the pattern (may be wildcards) */
     MPI_Comm comm;
-    int send_mode;          /* persistent send: which *_init made it */
+    int send_mode; /* persistent send: which *_init made it */
     /* in-band */
-    int blocking;           /* a blocking call: its pb and struct type may be the reused ones */
-    int pb_fixed;           /* pb is the layer's buffer for blocking calls, not a pooled one */
-    int type_cached;        /* wire struct type from the cache: not the caller's to free */
-    int staged;             /* the message went through `staging` (packed) */
-    int contiguous;         /* ... copied by memcpy, as bytes, rather than packed */
-    size_t payload_bytes;   /* count × the type's size (a receive: at most) */
+    int blocking;         /* a blocking call: its pb and struct type may be the reused ones */
+    int pb_fixed;         /* pb is the layer's buffer for blocking calls, not a pooled one */
+    int type_cached;      /* wire struct type from the cache: not the caller's to free */
+    int staged;           /* the message went through `staging` (packed) */
+    int contiguous;       /* ... copied by memcpy, as bytes, rather than packed */
+    size_t payload_bytes; /* count × the type's size (a receive: at most) */
     void *staging;
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
@@ -98,7 +98,7 @@ struct ml_req {
     ml_pair_t *pair;        /* REQ_PAIR: its two requests, freed with it */
     /* separate */
     ml_req_t *pending_prev, *pending_next;
-    int pending;            /* on its communicator's list of receives not yet paired */
+    int pending; /* on its communicator's list of receives not yet paired */
 };
 
 ml_req_t *ml_req_new(ml_req_kind_t kind);
@@ -154,10 +154,10 @@ void ml_pb_probe_fix(MPI_Status *status);
 /* A blocking send or receive of a small message of a contiguous predefined type that the method
  * stages, done whole through a buffer on the stack (`next` sends in the given mode). Returns 0,
  * having done nothing, for any other message; else 1, with MPI's return code in *rc. */
-int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode,
-                     const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc);
-int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                     MPI_Status *status, int *rc);
+int ml_pb_small_send(int (*next)(int, const void *, int, MPI_Datatype, int, int, MPI_Comm), int mode, const void *buf,
+                     int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int *rc);
+int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status,
+                     int *rc);
 /* After a blocking call: its buffers back to the pool, its struct type freed unless cached. */
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
 /* At MPI_Finalize: the cached struct types freed. */

@@ -232,24 +232,22 @@ void ml_pb_separate_finalize(void)
 
 /* ---- communicators: each new one gets its shadow where it is made ------------------------------- */
 
-#define WRAP_CREATION(name, params, args, out)                                                        \
-    int name params                                                                                  \
-    {                                                                                                \
-        int rc = ML_NEXT(name) args;                                                                 \
-        if (rc == MPI_SUCCESS)                                                                       \
-            attach_shadow(*(out));                                                                   \
-        return rc;                                                                                   \
+#define WRAP_CREATION(name, params, args, out)                                                                         \
+    int name params                                                                                                    \
+    {                                                                                                                  \
+        int rc = ML_NEXT(name) args;                                                                                   \
+        if (rc == MPI_SUCCESS)                                                                                         \
+            attach_shadow(*(out));                                                                                     \
+        return rc;                                                                                                     \
     }
 
 WRAP_CREATION(MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), newcomm)
-WRAP_CREATION(MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm), (comm, info, newcomm),
-              newcomm)
+WRAP_CREATION(MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm), (comm, info, newcomm), newcomm)
 WRAP_CREATION(MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm), (comm, color, key, newcomm),
               newcomm)
 WRAP_CREATION(MPI_Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm),
               (comm, type, key, info, newcomm), newcomm)
-WRAP_CREATION(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm),
-              newcomm)
+WRAP_CREATION(MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm), (comm, group, newcomm), newcomm)
 WRAP_CREATION(MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
               (comm, group, tag, newcomm), newcomm)
 WRAP_CREATION(MPI_Cart_create,

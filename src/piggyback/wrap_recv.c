@@ -38,8 +38,8 @@ int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI
 }
 
 /* A nonblocking receive (`persistent`: MPI_Recv_init), recorded under the user's handle. */
-int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request)
 {
     if (passes_through(source))
         return persistent ? ML_NEXT(MPI_Recv_init)(buf, count, type, source, tag, comm, request)
@@ -69,11 +69,11 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
 /* ---- Sendrecv and Sendrecv_replace -------------------------------------------------------------- */
 
 int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     if (!ml_pb.active)
-        return ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                                     source, recvtag, comm, status);
+        return ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                     recvtag, comm, status);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
@@ -112,7 +112,7 @@ int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
 /* The in-band methods go through two staging buffers, so that the outgoing message is taken
  * whole before the incoming one lands in the same buffer. */
 int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
-                         MPI_Comm comm, MPI_Status *status)
+                           MPI_Comm comm, MPI_Status *status)
 {
     if (!ml_pb.active)
         return ML_NEXT(MPI_Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, status);
@@ -142,10 +142,9 @@ int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, in
             rc = ML_NEXT(MPI_Sendrecv)(send_wire, send_count, send_type, dest, sendtag, recv_wire, recv_count,
                                        recv_type, source, recvtag, comm, st);
         else /* one side is MPI_PROC_NULL: only the other side's staging buffer goes to MPI */
-            rc = ML_NEXT(MPI_Sendrecv_replace)(dest != MPI_PROC_NULL ? (void *)send_wire : recv_wire,
-                                               dest != MPI_PROC_NULL ? send_count : recv_count,
-                                               dest != MPI_PROC_NULL ? send_type : recv_type, dest, sendtag, source,
-                                               recvtag, comm, st);
+            rc = ML_NEXT(MPI_Sendrecv_replace)(
+                dest != MPI_PROC_NULL ? (void *)send_wire : recv_wire, dest != MPI_PROC_NULL ? send_count : recv_count,
+                dest != MPI_PROC_NULL ? send_type : recv_type, dest, sendtag, source, recvtag, comm, st);
     }
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
         ml_pb_recv_finish(&in, st, status == MPI_STATUS_IGNORE ? 0 : ML_FINISH_STATUS_SEEN);

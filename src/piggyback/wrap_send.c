@@ -34,8 +34,8 @@ static int next_isend(int mode, const void *buf, int count, MPI_Datatype type, i
     }
 }
 
-static int next_send_init(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, MPI_Request *request)
+static int next_send_init(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
 {
     switch (mode) {
     case MODE_BUFFERED:
@@ -78,7 +78,7 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
 
 /* A nonblocking send (`persistent`: its *_init form), recorded under the user's handle. */
 int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+                       MPI_Comm comm, MPI_Request *request)
 {
     if (passes_through(dest))
         return persistent ? next_send_init(mode, buf, count, type, dest, tag, comm, request)

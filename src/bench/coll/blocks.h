@@ -10,9 +10,9 @@
 #include "stats.h"
 
 typedef struct {
-    size_t fixed;      /* > 0: exactly this many blocks (--reps N) */
+    size_t fixed; /* > 0: exactly this many blocks (--reps N) */
     size_t min_blocks, max_blocks;
-    double rsd;        /* relative standard deviation to reach, e.g. 0.03 */
+    double rsd; /* relative standard deviation to reach, e.g. 0.03 */
 } coll_block_rule_t;
 
 /* Sample standard deviation over the mean's absolute value; INFINITY for fewer than 2 values

@@ -36,8 +36,10 @@ static void check_options(coll_t *o)
     if (p->size < 2)
         ml_program_exit_usage(p, "needs at least 2 ranks (a root and a destination); got %d", p->size);
     if (o->hop_delay_ns > MAX_HOP_DELAY_NS)
-        ml_program_exit_usage(p, "invalid value for --hop-delay: at most 1s per hop (a point would take hours); "
-                                 "got %s", ml_options_find(p->options, "hop-delay")->value);
+        ml_program_exit_usage(p,
+                              "invalid value for --hop-delay: at most 1s per hop (a point would take hours); "
+                              "got %s",
+                              ml_options_find(p->options, "hop-delay")->value);
     if (o->min_blocks > o->max_blocks)
         ml_program_exit_usage(p, "--min-blocks %ld is above --max-blocks %ld", o->min_blocks, o->max_blocks);
     if (o->size > INT_MAX)
@@ -156,8 +158,8 @@ static void end_point(coll_t *o, ml_json_t *j)
     ml_json_free(j);
 }
 
-static void write_method(coll_t *o, const coll_point_t *pt, const char *method, const char *key,
-                         const coll_result_t *r, double actual_delay_ns)
+static void write_method(coll_t *o, const coll_point_t *pt, const char *method, const char *key, const coll_result_t *r,
+                         double actual_delay_ns)
 {
     if (o->prog.rank != 0)
         return;
@@ -177,8 +179,7 @@ static void write_method(coll_t *o, const coll_point_t *pt, const char *method, 
 
 /* What OSU (mean over ranks of each rank's mean local time) and IMB (the largest of them) would
  * report, from the runs of the barrier method with the library's barrier: the loop both run. */
-static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const coll_result_t *r,
-                                     double actual_delay_ns)
+static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const coll_result_t *r, double actual_delay_ns)
 {
     int np = o->prog.size;
     static const char *const names[] = {"osu", "imb"};
@@ -203,8 +204,7 @@ static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const co
     }
 }
 
-static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const coll_oli_t *r,
-                      double actual_delay_ns)
+static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const coll_oli_t *r, double actual_delay_ns)
 {
     if (o->prog.rank != 0)
         return;
@@ -287,8 +287,8 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
 
 static void run_pair(coll_t *o, const coll_point_t *pt)
 {
-    static const char *const order[] = {"sendlat", "rounds", "rounds-reverse", "barrier",
-                                        "barrier-ring", "barrier-dissem", "ack"};
+    static const char *const order[] = {"sendlat",        "rounds", "rounds-reverse", "barrier", "barrier-ring",
+                                        "barrier-dissem", "ack"};
     char key[128];
     double gap = NAN; /* the root's gap g_0, on rank 0 */
     int have_gap = 0; /* the same on every rank */
@@ -345,20 +345,18 @@ int main(int argc, char **argv)
     ml_option_t options[] = {
         {"op", ML_OPT_LIST, "LIST", "bcast", OPS, "operations to measure", &o.ops, 0, 0, NULL},
         {"method", ML_OPT_LIST, "LIST", "all", METHODS, "methods to measure them with", &o.methods, 0, 0, NULL},
-        {"algo", ML_OPT_LIST, "LIST", "all", ALGOS, "the library's operation and reference algorithms", &o.algos, 0,
-         0, NULL},
+        {"algo", ML_OPT_LIST, "LIST", "all", ALGOS, "the library's operation and reference algorithms", &o.algos, 0, 0,
+         NULL},
         {"size", ML_OPT_SIZE, "BYTES", "256", NULL, "message size (the seed's 256 B)", &o.size, 0, 0, NULL},
         {"hop-delay", ML_OPT_TIME, "TIME", "0", NULL,
          "reference algorithms wait this long before every send (a bare number is us)", &o.hop_delay_ns, 0, 0, NULL},
         {"block", ML_OPT_INT, "M", "100", NULL, "operations per block (the seed's M)", &o.block, 1, 100000, NULL},
-        {"min-blocks", ML_OPT_INT, "N", "8", NULL, "blocks at least, under --reps auto", &o.min_blocks, 1, 10000,
-         NULL},
-        {"max-blocks", ML_OPT_INT, "N", "30", NULL, "blocks at most, under --reps auto", &o.max_blocks, 1, 10000,
-         NULL},
+        {"min-blocks", ML_OPT_INT, "N", "8", NULL, "blocks at least, under --reps auto", &o.min_blocks, 1, 10000, NULL},
+        {"max-blocks", ML_OPT_INT, "N", "30", NULL, "blocks at most, under --reps auto", &o.max_blocks, 1, 10000, NULL},
         {"rsd", ML_OPT_FRACTION, "F", "3%", NULL, "stop when the blocks' relative standard deviation is below F",
          &o.rsd, 0, 0, NULL},
-        {"fast", ML_OPT_FLAG, NULL, NULL, NULL, "oli: measure in full only the likely last task, plus audits",
-         &o.fast, 0, 0, NULL},
+        {"fast", ML_OPT_FLAG, NULL, NULL, NULL, "oli: measure in full only the likely last task, plus audits", &o.fast,
+         0, 0, NULL},
         {"audits", ML_OPT_INT, "N", "1", NULL, "--fast: tasks drawn at random to check the candidate", &o.audits, 0,
          1000, NULL},
         {"seed", ML_OPT_INT, "N", "1", NULL, "--fast: seed of the random draw", &o.seed, 0, INT_MAX, NULL},

@@ -79,10 +79,10 @@ double coll_delays_mean(const coll_t *o);
 
 /* ---- methods.c ---- */
 typedef struct {
-    ml_sample_t blocks;    /* rank 0: one estimate per block, ns */
+    ml_sample_t blocks; /* rank 0: one estimate per block, ns */
     ml_stop_t reason;
     int64_t elapsed_ns;
-    double *local_ns;      /* barrier method only: each rank's mean local time of the operation
+    double *local_ns; /* barrier method only: each rank's mean local time of the operation
                               (gathered at rank 0, size P) */
 } coll_result_t;
 
@@ -101,18 +101,18 @@ void coll_measure(coll_t *o, const coll_point_t *pt, coll_block_fn block, void *
 /* ---- oli.c ---- */
 typedef struct {
     int np;
-    double *ol, *e, *rtl;      /* per rank, NAN where not measured */
-    double *clock_ol;          /* the remedy's value for gap-bound ranks, else NAN */
-    double *cheap;             /* --fast: the cheap pass's estimate per rank, else NULL */
-    double *truth;             /* per rank, or NULL */
-    int *gap_bound;            /* per rank, 0/1 */
-    int *measured;             /* per rank: 0 not measured, 1 audited (one block), 2 in full */
-    ml_sample_t *rank_blocks;  /* rank 0: OL per block of each task (internal) */
+    double *ol, *e, *rtl;     /* per rank, NAN where not measured */
+    double *clock_ol;         /* the remedy's value for gap-bound ranks, else NAN */
+    double *cheap;            /* --fast: the cheap pass's estimate per rank, else NULL */
+    double *truth;            /* per rank, or NULL */
+    int *gap_bound;           /* per rank, 0/1 */
+    int *measured;            /* per rank: 0 not measured, 1 audited (one block), 2 in full */
+    ml_sample_t *rank_blocks; /* rank 0: OL per block of each task (internal) */
     ml_stop_t *rank_reason;
-    double gap_ns;             /* root's gap: g_0 for bcast, E_0 for allreduce, NAN for reduce */
-    double settle_ns;          /* reduce and allreduce: the wait before each gated operation */
+    double gap_ns;    /* root's gap: g_0 for bcast, E_0 for allreduce, NAN for reduce */
+    double settle_ns; /* reduce and allreduce: the wait before each gated operation */
     int argmax;
-    ml_sample_t blocks;        /* OL per block of the argmax rank */
+    ml_sample_t blocks; /* OL per block of the argmax rank */
     ml_stop_t reason;
     int64_t elapsed_ns;
 } coll_oli_t;

@@ -43,12 +43,12 @@ static int compare_doubles(const void *a, const void *b)
 #define SETTLE_MIN_NS 20000.0
 
 typedef struct {
-    int target;          /* task i */
-    long iterations;     /* per block */
-    int remedy;          /* the clock-based measurement instead of E_i */
+    int target;      /* task i */
+    long iterations; /* per block */
+    int remedy;      /* the clock-based measurement instead of E_i */
     double settle_ns;
     ml_offset_t offset;
-    ml_sample_t rtl;     /* rank 0: RTL per block */
+    ml_sample_t rtl; /* rank 0: RTL per block */
 } target_ctx_t;
 
 static char ack_byte;
@@ -209,8 +209,8 @@ static void measure_target(coll_t *o, const coll_point_t *pt, target_ctx_t *t, c
     out->reason = r.reason;
     if (o->prog.rank == 0) {
         for (size_t b = 0; b < r.blocks.n; b++)
-            ml_sample_add(&out->ol_blocks, t->remedy ? r.blocks.values[b]
-                                                     : coll_ol(r.blocks.values[b], t->rtl.values[b]));
+            ml_sample_add(&out->ol_blocks,
+                          t->remedy ? r.blocks.values[b] : coll_ol(r.blocks.values[b], t->rtl.values[b]));
         out->e = median(&r.blocks);
         out->rtl = t->remedy ? NAN : median(&t->rtl);
         out->ol = median(&out->ol_blocks);

@@ -14,7 +14,6 @@
 #include "overlap.h"
 #include "sync.h"
 
-
 typedef struct {
     const char *name, *ref_name;
     void (*start)(overlap_t *o, int64_t size, MPI_Request *r);
@@ -52,8 +51,8 @@ typedef struct {
 
 typedef struct {
     ml_offset_t offset;
-    ml_lead_t lead;    /* rank 0's: how far ahead it sets the common start */
-    double *comm_ns;   /* rank 0: T_comm of each rank, indexed [size index * ranks + rank] */
+    ml_lead_t lead;  /* rank 0's: how far ahead it sets the common start */
+    double *comm_ns; /* rank 0: T_comm of each rank, indexed [size index * ranks + rank] */
 } nbc_state_t;
 
 static void add(ml_sample_t *s, double v)
@@ -222,8 +221,9 @@ static void map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
     nbc_sample_t s;
     measure(o, st, op, size, compute_ns, &s);
     double *t = NULL, *comp = NULL, *ratios = NULL;
-    if (o->prog.rank == 0 && (!(t = malloc(sizeof *t * (size_t)ranks)) || !(comp = malloc(sizeof *comp * (size_t)ranks)) ||
-                              !(ratios = malloc(sizeof *ratios * (size_t)ranks))))
+    if (o->prog.rank == 0 &&
+        (!(t = malloc(sizeof *t * (size_t)ranks)) || !(comp = malloc(sizeof *comp * (size_t)ranks)) ||
+         !(ratios = malloc(sizeof *ratios * (size_t)ranks))))
         MPI_Abort(MPI_COMM_WORLD, 2);
     gather_medians(o, &s, t, comp);
     if (o->prog.rank == 0) {

@@ -61,8 +61,7 @@ long nload_points(const overlap_t *o)
     return overlap_selected(o, "nload") && can_run(o) ? (long)o->n_sizes * (o->max_threads + 1) : 0;
 }
 
-static void write_point(overlap_t *o, const char *key, size_t i, int threads, const ml_sample_t *t,
-                        ml_stop_t reason)
+static void write_point(overlap_t *o, const char *key, size_t i, int threads, const ml_sample_t *t, ml_stop_t reason)
 {
     ml_summary_t sum;
     ml_summarize(t->values, t->n, o->prog.stop_rule.ci_level, &sum);

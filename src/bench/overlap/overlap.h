@@ -22,7 +22,7 @@
 typedef struct {
     ml_program_t prog;
     ml_setting_t progress_setting; /* what progresses the transfers besides the program's calls */
-    MPI_Comm comm; /* the benchmarks' own messages (mpilens' control messages use prog.sync) */
+    MPI_Comm comm;                 /* the benchmarks' own messages (mpilens' control messages use prog.sync) */
 
     /* options */
     const char *preset;

@@ -17,8 +17,8 @@ enum { TAG_DATA = 1, TAG_ACK, TAG_CTS };
 enum { LEADER = 0 };
 
 typedef struct {
-    int64_t size;   /* payload bytes */
-    int count;      /* elements of `type` */
+    int64_t size; /* payload bytes */
+    int count;    /* elements of `type` */
     MPI_Datatype type;
     int64_t compute_ns;
     int first, last; /* the followers: ranks first..last */
@@ -213,9 +213,12 @@ static void handshake_all(overlap_t *o, const p2p_point_t *pt, int cmd)
 static double measured(const overlap_t *o, const p2p_bench_t *b, int64_t sequence)
 {
     switch (b->measure) {
-    case MINUS_LAT0: return (double)sequence - o->lat0_ns;
-    case HALF: return (double)sequence / 2.0;
-    default: return (double)sequence;
+    case MINUS_LAT0:
+        return (double)sequence - o->lat0_ns;
+    case HALF:
+        return (double)sequence / 2.0;
+    default:
+        return (double)sequence;
     }
 }
 
@@ -258,8 +261,7 @@ static int takes_part(const overlap_t *o, const p2p_point_t *pt)
 }
 
 /* Runs one point on every rank that takes part; on the leader fills t and comp. */
-static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t,
-                           ml_sample_t *comp)
+static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t, ml_sample_t *comp)
 {
     if (o->prog.rank == LEADER)
         return lead_point(o, b, pt, t, comp);
@@ -277,8 +279,12 @@ static int is_multi(const p2p_bench_t *b) { return strcmp(b->name, "multi") == 0
  * is committed here and freed by free_point. */
 static p2p_point_t make_point(const overlap_t *o, const p2p_bench_t *b, int64_t size, int64_t compute_ns)
 {
-    p2p_point_t pt = {.size = size, .count = (int)size, .type = MPI_BYTE, .compute_ns = compute_ns,
-                      .first = 1, .last = is_multi(b) ? o->prog.size - 1 : 1};
+    p2p_point_t pt = {.size = size,
+                      .count = (int)size,
+                      .type = MPI_BYTE,
+                      .compute_ns = compute_ns,
+                      .first = 1,
+                      .last = is_multi(b) ? o->prog.size - 1 : 1};
     if (is_noncontig(b)) {
         MPI_Type_vector((int)(size / NONCONTIG_BLOCK), NONCONTIG_BLOCK, NONCONTIG_STRIDE, MPI_CHAR, &pt.type);
         MPI_Type_commit(&pt.type);
@@ -382,8 +388,7 @@ static void measure_references(overlap_t *o)
                                : measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5);
     if (overlap_selected(o, "noncontig"))
         for (size_t i = 0; i < o->n_noncontig; i++)
-            o->noncontig_one_way_ns[i] =
-                measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5);
+            o->noncontig_one_way_ns[i] = measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5);
     if (overlap_selected(o, "cpu"))
         for (size_t i = 0; i < o->n_sizes; i++)
             o->send_ns[i] = measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0);
@@ -433,8 +438,8 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 ml_stop_t reason = run_point(o, b, &pt, &t, &comp);
                 if (o->prog.rank == LEADER)
                     overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp,
-                                            t_comm_of(o, b, i), b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0,
-                                            reason, is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1);
+                                            t_comm_of(o, b, i), b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
+                                            is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1);
                 ml_sample_free(&t);
                 ml_sample_free(&comp);
             }

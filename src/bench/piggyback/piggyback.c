@@ -83,7 +83,8 @@ static void find_layer(pb_bench_t *b)
 {
     __typeof__(&mpilens_pb_get_method) get_method =
         (__typeof__(&mpilens_pb_get_method))dlsym(RTLD_DEFAULT, "mpilens_pb_get_method");
-    __typeof__(&mpilens_pb_get_size) get_size = (__typeof__(&mpilens_pb_get_size))dlsym(RTLD_DEFAULT, "mpilens_pb_get_size");
+    __typeof__(&mpilens_pb_get_size) get_size =
+        (__typeof__(&mpilens_pb_get_size))dlsym(RTLD_DEFAULT, "mpilens_pb_get_size");
     const char *method;
     size_t size;
     b->method = "none";
@@ -296,8 +297,8 @@ static ml_stop_t lead_point(pb_bench_t *b, const point_t *pt, ml_sample_t *sampl
     return reason;
 }
 
-static void write_point(pb_bench_t *b, const point_t *pt, const char *key, const ml_sample_t *sample,
-                        long iterations, ml_stop_t reason)
+static void write_point(pb_bench_t *b, const point_t *pt, const char *key, const ml_sample_t *sample, long iterations,
+                        ml_stop_t reason)
 {
     const ml_stop_rule_t *rule = &b->prog.stop_rule;
     ml_summary_t sum;
@@ -375,13 +376,12 @@ int main(int argc, char **argv)
         {"recv", ML_OPT_CHOICE, "KIND", "both", "specific,wildcard,both",
          "receives: specific (source and tag named), wildcard (MPI_ANY_SOURCE, MPI_ANY_TAG) or both", &b.recv, 0, 0,
          NULL},
-        {"bench", ML_OPT_LIST, "LIST", "all", "latency,bandwidth", "benchmarks to run: latency,bandwidth",
-         &b.benches, 0, 0, NULL},
+        {"bench", ML_OPT_LIST, "LIST", "all", "latency,bandwidth", "benchmarks to run: latency,bandwidth", &b.benches,
+         0, 0, NULL},
         {"window", ML_OPT_INT, "N", "64", NULL, "bandwidth: messages sent back to back before the acknowledgement",
          &b.window, 1, MAX_WINDOW, NULL},
         {"budget", ML_OPT_TIME, "TIME", "250ms", NULL,
-         "with --reps auto: measure each point at most this long (0: no limit)",
-         &b.budget_ns, 0, 0, NULL},
+         "with --reps auto: measure each point at most this long (0: no limit)", &b.budget_ns, 0, 0, NULL},
         ML_OPTIONS_END,
     };
     ml_program_init(&b.prog, &spec, options, argc, argv);

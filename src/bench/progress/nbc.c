@@ -14,7 +14,6 @@
 #include "compute.h"
 #include "sync.h"
 
-
 typedef struct nbc nbc_t;
 
 typedef struct {
@@ -29,7 +28,7 @@ struct nbc {
     int64_t t_b;    /* the common computation of time-based points, ns */
     uint64_t units; /* work-based: this rank's workload λ, calibrated to t_b */
     ml_offset_t offset;
-    ml_lead_t lead;  /* rank 0's: how far ahead it sets the common start */
+    ml_lead_t lead; /* rank 0's: how far ahead it sets the common start */
 };
 
 /* Reductions add unsigned chars (MPI_SUM): any byte count works, and the reduction costs CPU

@@ -26,14 +26,10 @@
 static const struct {
     const char *preset, *option, *value;
 } preset_rows[] = {
-    {"quick", "sizes", "1K:1M"},
-    {"quick", "reps", "10"},
-    {"quick", "interrupt-work", "100ms"},
-    {"quick", "interrupt-rounds", "3"},
-    {"default", "sizes", "1K:4M"},
-    {"default", "reps", "auto"},
-    {"default", "interrupt-work", "1s"},
-    {"default", "interrupt-rounds", "7"},
+    {"quick", "sizes", "1K:1M"},          {"quick", "reps", "10"},
+    {"quick", "interrupt-work", "100ms"}, {"quick", "interrupt-rounds", "3"},
+    {"default", "sizes", "1K:4M"},        {"default", "reps", "auto"},
+    {"default", "interrupt-work", "1s"},  {"default", "interrupt-rounds", "7"},
 };
 
 static void apply_preset(ml_bench_t *b)
@@ -52,21 +48,26 @@ static void plan(ml_bench_t *b)
         ml_program_exit_usage(p, "invalid value for --sizes: at most %d bytes (MPI counts are int); got %s", INT_MAX,
                               ml_options_find(p->options, "sizes")->value);
     if (b->intervals.lo < 1 || b->intervals.hi > (uint64_t)MAX_INTERVAL)
-        ml_program_exit_usage(p, "invalid value for --intervals: intervals are from 1 byte to 1GiB (the tests are "
-                                 "floor(size / interval) + 1); got %s",
+        ml_program_exit_usage(p,
+                              "invalid value for --intervals: intervals are from 1 byte to 1GiB (the tests are "
+                              "floor(size / interval) + 1); got %s",
                               ml_options_find(p->options, "intervals")->value);
     if (b->interrupt_work_ns < 1000000)
-        ml_program_exit_usage(p, "invalid value for --interrupt-work: at least 1ms (the timer must fire during it); "
-                                 "got %s",
+        ml_program_exit_usage(p,
+                              "invalid value for --interrupt-work: at least 1ms (the timer must fire during it); "
+                              "got %s",
                               ml_options_find(p->options, "interrupt-work")->value);
     int p2p = ml_list_contains(&b->benches, "p2p"), nbc = ml_list_contains(&b->benches, "nbc");
     if ((p2p || nbc) && p->size < 2)
         ml_program_exit_usage(p, "--bench %s need%s at least 2 ranks (%s); got %d (--bench interrupts runs on 1)",
-                              p2p && nbc ? "p2p and nbc" : p2p ? "p2p" : "nbc", p2p && nbc ? "" : "s",
-                              p2p ? "a client and a server" : "a collective among ranks", p->size);
+                              p2p && nbc ? "p2p and nbc"
+                              : p2p      ? "p2p"
+                                         : "nbc",
+                              p2p && nbc ? "" : "s", p2p ? "a client and a server" : "a collective among ranks",
+                              p->size);
     b->n_sizes = ml_geometric_series((int64_t)b->sizes.lo, (int64_t)b->sizes.hi, 2.0, b->size_values, ML_MAX_VALUES);
-    b->n_intervals = ml_geometric_series((int64_t)b->intervals.lo, (int64_t)b->intervals.hi, 2.0, b->interval_values,
-                                         ML_MAX_VALUES);
+    b->n_intervals =
+        ml_geometric_series((int64_t)b->intervals.lo, (int64_t)b->intervals.hi, 2.0, b->interval_values, ML_MAX_VALUES);
 }
 
 /* ---- memory -------------------------------------------------------------------------------- */
@@ -197,13 +198,13 @@ int main(int argc, char **argv)
         {"preset", ML_OPT_CHOICE, "quick|default", "default", "quick,default",
          "sizes, repetitions and interrupt workload: quick 1K:1M, 10 reps, 100ms x 3; default 1K:4M, auto, 1s x 7",
          &b.preset, 0, 0, NULL},
-        {"bench", ML_OPT_LIST, "LIST", "all", "p2p,nbc,interrupts", "benchmarks to run: p2p,nbc,interrupts",
-         &b.benches, 0, 0, NULL},
+        {"bench", ML_OPT_LIST, "LIST", "all", "p2p,nbc,interrupts", "benchmarks to run: p2p,nbc,interrupts", &b.benches,
+         0, 0, NULL},
         {"ops", ML_OPT_LIST, "LIST", "all", "iallreduce,ibcast,ireduce,ialltoall",
          "nbc: the collectives, iallreduce,ibcast,ireduce,ialltoall", &b.ops, 0, 0, NULL},
         {"strategy", ML_OPT_LIST, "LIST", "all", "none,test",
-         "none (start, compute, wait) and test (MPI_Test every INTERVAL bytes during the computation)",
-         &b.strategies, 0, 0, NULL},
+         "none (start, compute, wait) and test (MPI_Test every INTERVAL bytes during the computation)", &b.strategies,
+         0, 0, NULL},
         {"compute", ML_OPT_LIST, "LIST", "all", "time,work",
          "time-based (spin for t_b) and work-based (a workload calibrated to t_b) computation", &b.computes, 0, 0,
          NULL},
@@ -211,8 +212,8 @@ int main(int argc, char **argv)
          "message sizes: every power of 2 from MIN to MAX (by preset: quick 1K:1M, default 1K:4M)", &b.sizes, 0, 0,
          NULL},
         {"intervals", ML_OPT_SIZE_RANGE, "MIN:MAX", "1K:256K", NULL,
-         "test: every power of 2 from MIN to MAX bytes between tests (the seed's 2^10..2^18), 1 to 1G", &b.intervals,
-         0, 0, NULL},
+         "test: every power of 2 from MIN to MAX bytes between tests (the seed's 2^10..2^18), 1 to 1G", &b.intervals, 0,
+         0, NULL},
         {"budget", ML_OPT_TIME, "TIME", "500ms", NULL,
          "with --reps auto: measure each point at most this long (0: no limit)", &b.budget_ns, 0, 0, NULL},
         {"interrupt-rate", ML_OPT_INT, "HZ", "8192", NULL, "interrupts: timer expirations per second, 1 to 100000",

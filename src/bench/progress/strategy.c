@@ -21,8 +21,7 @@ void ml_blocking_once(const ml_comm_t *comm, ml_rep_t *out)
  * time inside the tests to *test_ns and returns the tests made. Time-based slices aim at the
  * slice ends of the computing time achieved so far, so that the kernel's small overshoot of
  * each slice does not add up over many tests. */
-static int64_t compute_tested(int work, int64_t amount, int64_t tests, MPI_Request *requests, int n,
-                              int64_t *test_ns)
+static int64_t compute_tested(int work, int64_t amount, int64_t tests, MPI_Request *requests, int n, int64_t *test_ns)
 {
     MPI_Status statuses[ML_MAX_REQUESTS]; /* MPICH's MPI_STATUSES_IGNORE trips gcc's bounds checks */
     int64_t done = 0, made = 0;

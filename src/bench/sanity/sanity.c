@@ -330,10 +330,7 @@ static void check_start(sanity_t *s, const ml_offset_t *offset)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
-static const char *preset_compute(const char *preset)
-{
-    return strcmp(preset, "quick") == 0 ? "1us:1ms" : "1us:10ms";
-}
+static const char *preset_compute(const char *preset) { return strcmp(preset, "quick") == 0 ? "1us:1ms" : "1us:10ms"; }
 
 int main(int argc, char **argv)
 {
@@ -355,10 +352,10 @@ int main(int argc, char **argv)
          "how finely to sample the compute targets and start leads", &s.opt.preset, 0, 0, NULL},
         {"compute", ML_OPT_TIME_RANGE, "MIN:MAX", NULL, NULL,
          "compute targets (default by preset: quick 1us:1ms, else 1us:10ms)", &s.opt.compute, 0, 0, NULL},
-        {"leads", ML_OPT_TIME_RANGE, "MIN:MAX", "10us:1ms", NULL,
-         "lead times of the synchronized-start check", &s.opt.leads, 0, 0, NULL},
-        {"checks", ML_OPT_LIST, "LIST", "all", "clock,offset,compute,handshake,start", "checks to run",
-         &s.opt.checks, 0, 0, NULL},
+        {"leads", ML_OPT_TIME_RANGE, "MIN:MAX", "10us:1ms", NULL, "lead times of the synchronized-start check",
+         &s.opt.leads, 0, 0, NULL},
+        {"checks", ML_OPT_LIST, "LIST", "all", "clock,offset,compute,handshake,start", "checks to run", &s.opt.checks,
+         0, 0, NULL},
         ML_OPTIONS_END,
     };
     ml_program_init(&s.prog, &spec, options, argc, argv);
