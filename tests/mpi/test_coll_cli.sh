@@ -15,20 +15,10 @@ shift 3
 launch=("$@")
 . "$(dirname "$0")/testlib.sh"
 
-run() { # run NAME RANKS ARGS...
-  local name=$1 ranks=$2; shift 2
-  "${launch[@]}" -n "$ranks" "$program" "$@" >"$work/$name.out" 2>"$work/$name.err"
-  echo $? >"$work/$name.status"
-}
 expect_usage_error() { # expect_usage_error NAME RANKS MESSAGE ARGS...
   local name=$1 ranks=$2 message=$3; shift 3
   run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
-  [ "$(cat "$work/$name.status")" = 2 ] || fail "$name: status $(cat "$work/$name.status"), expected 2"
-  local first
-  first=$(grep -m1 "mpilens-coll:" "$work/$name.err")
-  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
-  [ "$(grep -c "mpilens-coll:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
-  [ ! -e "$work/$name.jsonl" ] || fail "$name: a results file was written"
+  expect_refused "$name" mpilens-coll "$message"
 }
 
 if [ "$np" = 2 ]; then

@@ -32,20 +32,14 @@ run() {
     env+=(LD_PRELOAD="$library" MPILENS_PB_METHOD="$method" MPILENS_PB_SIZE="$pb_size" MPILENS_PB_DRIVER="$driver")
     fw=("${forward[@]}")
   fi
-  "${env[@]}" timeout 300 "${launch[@]}" "${fw[@]}" -n "$ranks" "$program" "$@" >"$work/$name.out" 2>"$work/$name.err"
-  echo $? >"$work/$name.status"
+  record "$name" "${env[@]}" timeout 300 "${launch[@]}" "${fw[@]}" -n "$ranks" "$program" "$@"
 }
-status() { cat "$work/$1.status"; }
 # expect_usage_error NAME RANKS MESSAGE ARGS...: exit 2, the message on the program's one stderr line
 expect_usage_error() {
-  local name=$1 ranks=$2 message=$3 first
+  local name=$1 ranks=$2 message=$3
   shift 3
   run "$name" "$ranks" none "$@" --output "$work/$name.jsonl"
-  [ "$(status "$name")" = 2 ] || fail "$name: status $(status "$name"), expected 2"
-  first=$(grep -m1 "mpilens-piggyback:" "$work/$name.err")
-  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
-  [ "$(grep -c "mpilens-piggyback:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
-  [ ! -e "$work/$name.jsonl" ] || fail "$name: a results file was written"
+  expect_refused "$name" mpilens-piggyback "$message"
 }
 
 if [ "$np" = 2 ]; then

@@ -35,21 +35,14 @@ run() {
       env+=(MPILENS_PROGRESS=yield MPIR_CVAR_ASYNC_PROGRESS=0 I_MPI_ASYNC_PROGRESS=1)
       forward_vars "${launch[0]}" MPILENS_PROGRESS MPIR_CVAR_ASYNC_PROGRESS I_MPI_ASYNC_PROGRESS ;;
   esac
-  "${env[@]}" timeout 300 "${launch[@]}" "${forward[@]}" -n "$ranks" "$program" "$@" \
-    >"$work/$name.out" 2>"$work/$name.err"
-  echo $? >"$work/$name.status"
+  record "$name" "${env[@]}" timeout 300 "${launch[@]}" "${forward[@]}" -n "$ranks" "$program" "$@"
 }
-status() { cat "$work/$1.status"; }
 # refused NAME RANKS MESSAGE ARGS...: exit 2, one line from the program holding MESSAGE, no file
 refused() {
-  local name=$1 ranks=$2 message=$3 lines
+  local name=$1 ranks=$2 message=$3
   shift 3
   run "$name" "$ranks" none "$@" --output "$work/$name.jsonl"
-  [ "$(status "$name")" = 2 ] || fail "$name: status $(status "$name"), expected 2"
-  lines=$(grep "mpilens-progress:" "$work/$name.err")
-  [ "$(grep -c "mpilens-progress:" "$work/$name.err")" = 1 ] && [[ "$lines" == *"$message"* ]] ||
-    fail "$name: expected one line with \"$message\": $(head -3 "$work/$name.err")"
-  [ ! -e "$work/$name.jsonl" ] || fail "$name: a results file was written"
+  expect_refused "$name" mpilens-progress "$message"
 }
 
 if [ "$np" = 2 ]; then

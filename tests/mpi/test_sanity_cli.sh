@@ -12,19 +12,13 @@ launch=("$@" -n "$np")
 # run NAME ARGS...: runs the program, keeps stdout, stderr and the status
 run() {
   local name=$1; shift
-  "${launch[@]}" "$program" "$@" >"$work/$name.out" 2>"$work/$name.err"
-  echo $? >"$work/$name.status"
+  record "$name" "${launch[@]}" "$program" "$@"
 }
-status() { cat "$work/$1.status"; }
 # expect_usage_error NAME MESSAGE ARGS...: exit 2, and the message on the program's first stderr line
 expect_usage_error() {
   local name=$1 message=$2; shift 2
   run "$name" "$@"
-  [ "$(status "$name")" = 2 ] || fail "$name: status $(status "$name"), expected 2"
-  local first
-  first=$(grep -m1 "mpilens-sanity:" "$work/$name.err")
-  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
-  [ "$(grep -c "mpilens-sanity:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
+  expect_refused "$name" mpilens-sanity "$message"
   grep -q "Traceback\|Segmentation\|core dumped" "$work/$name.err" && fail "$name: crashed"
 }
 

@@ -6,6 +6,36 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
+# record NAME COMMAND...: runs COMMAND, its stdout, stderr and exit status kept in $work/NAME.out,
+# NAME.err and NAME.status; status NAME prints that status.
+record() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>"$work/$name.err"
+  echo $? >"$work/$name.status"
+}
+status() { cat "$work/$1.status"; }
+
+# run NAME RANKS ARGS...: the script's $program at RANKS ranks under its ${launch[@]}, recorded as
+# NAME (a script whose runs need more defines its own run).
+# shellcheck disable=SC2154 # program and launch are the sourcing script's
+run() {
+  local name=$1 ranks=$2
+  shift 2
+  record "$name" "${launch[@]}" -n "$ranks" "$program" "$@"
+}
+
+# expect_refused NAME PROGRAM MESSAGE: the run NAME ended with exit status 2, printed exactly one
+# line naming PROGRAM ("PROGRAM:"), holding MESSAGE, and wrote no $work/NAME.jsonl.
+expect_refused() {
+  local name=$1 program=$2 message=$3 first
+  [ "$(status "$name")" = 2 ] || fail "$name: status $(status "$name"), expected 2"
+  first=$(grep -m1 "$program:" "$work/$name.err")
+  [[ "$first" == *"$message"* ]] || fail "$name: stderr lacks \"$message\": $(head -3 "$work/$name.err")"
+  [ "$(grep -c "$program:" "$work/$name.err")" = 1 ] || fail "$name: the error is printed more than once"
+  [ ! -e "$work/$name.jsonl" ] || fail "$name: a results file was written"
+}
+
 # is_open_mpi LAUNCHER: Open MPI forwards only the variables it is told to (-x); hydra forwards
 # all and has no -x.
 is_open_mpi() { "$1" --version 2>&1 | grep -qi "open mpi\|openrte"; }
