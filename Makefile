@@ -36,14 +36,17 @@ run: deps build
 test: deps lint build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
 
 # Static checks, the first step of make test: ruff (lint and format) and mypy on the Python
-# package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc).
+# package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc),
+# clang-format on every C source and header (.clang-format; pinned in pyproject.toml).
 SHELL_SCRIPTS = $(shell git ls-files '*.sh') .ci/run tests/cluster/agent
+C_SOURCES = $(shell git ls-files '*.c' '*.h')
 
 lint: deps
 	$(VENV)/bin/ruff check python
 	$(VENV)/bin/ruff format --check python
 	$(VENV)/bin/mypy
 	shellcheck $(SHELL_SCRIPTS)
+	$(VENV)/bin/clang-format --dry-run --Werror $(C_SOURCES)
 
 # The C API reference, from the Doxygen comments of the public headers (docs/Doxyfile), in
 # build/docs/api. Warnings are errors there: an undocumented function, parameter or return value

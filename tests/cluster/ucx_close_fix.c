@@ -20,15 +20,13 @@
 
 #define FLUSH_BOUND_S 1.0
 
-typedef ucs_status_t (*worker_create_fn)(ucp_context_h, const ucp_worker_params_t *,
-                                         ucp_worker_h *);
+typedef ucs_status_t (*worker_create_fn)(ucp_context_h, const ucp_worker_params_t *, ucp_worker_h *);
 typedef ucs_status_ptr_t (*disconnect_fn)(ucp_ep_h);
 
 static ucp_worker_h the_worker;
 static int workers;
 
-ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t *params,
-                               ucp_worker_h *worker_p)
+ucs_status_t ucp_worker_create(ucp_context_h context, const ucp_worker_params_t *params, ucp_worker_h *worker_p)
 {
     static worker_create_fn real;
     if (!real)

@@ -22,12 +22,12 @@ static inline const char *mpitest_who(void)
 #define CHECK_WHO() mpitest_who()
 #include "check.h"
 
-#define REQUIRE(cond)                                                                               \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);                    \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
-        }                                                                                           \
+#define REQUIRE(cond)                                                                                                  \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);                                       \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* MPI_Init, then this process's rank in MPI_COMM_WORLD and the world's size. */

@@ -21,8 +21,8 @@ static void check_within_bound(const ml_offset_t *o, int64_t truth, double resol
     double bound = (double)o->rtt_ns / 2.0 + 2.0 * resolution;
     double error = (double)(o->offset_ns - truth);
     if (!(error <= bound && -error <= bound))
-        fprintf(stderr, "offset %lld, truth %lld, rtt %lld, bound %.0f\n", (long long)o->offset_ns,
-                (long long)truth, (long long)o->rtt_ns, bound);
+        fprintf(stderr, "offset %lld, truth %lld, rtt %lld, bound %.0f\n", (long long)o->offset_ns, (long long)truth,
+                (long long)o->rtt_ns, bound);
     CHECK(error <= bound && -error <= bound);
 }
 

@@ -20,7 +20,7 @@ static void test_stop_rule(void)
     coll_block_rule_t seed = {0, 8, 30, 0.03};
     double steady[30], noisy[30];
     for (int i = 0; i < 30; i++) {
-        steady[i] = 100 + (i % 2 ? 1 : -1); /* RSD about 1% */
+        steady[i] = 100 + (i % 2 ? 1 : -1);  /* RSD about 1% */
         noisy[i] = 100 + (i % 2 ? 20 : -20); /* RSD about 20% */
     }
     CHECK(coll_blocks_decide(&seed, steady, 7) == ML_STOP_CONTINUE); /* fewer than 8 blocks */
@@ -45,12 +45,12 @@ static void test_correction(void)
     CHECK_NEAR(coll_ol(ol + one_way, 2 * one_way), ol, 1e-9);
     /* an acknowledgement that arrives while the root still sends: E_i equals the gap */
     CHECK(coll_gap_bound(10000, 800, 10000));
-    CHECK(coll_gap_bound(10150, 800, 10000));  /* less than a quarter of the round trip above */
-    CHECK(coll_gap_bound(10400, 800, 10000));  /* within 5% of the gap: noise can do that */
-    CHECK(!coll_gap_bound(10600, 800, 10000)); /* clearly after the root's last send */
+    CHECK(coll_gap_bound(10150, 800, 10000));       /* less than a quarter of the round trip above */
+    CHECK(coll_gap_bound(10400, 800, 10000));       /* within 5% of the gap: noise can do that */
+    CHECK(!coll_gap_bound(10600, 800, 10000));      /* clearly after the root's last send */
     CHECK(coll_gap_bound(1005000, 40000, 1000000)); /* a quarter round trip above, still within 5% */
     CHECK(!coll_gap_bound(1060000, 40000, 1000000));
-    CHECK(coll_gap_bound(1000, 800, 900));     /* for small gaps the round trip sets the margin */
+    CHECK(coll_gap_bound(1000, 800, 900)); /* for small gaps the round trip sets the margin */
     CHECK(!coll_gap_bound(1200, 800, 900));
 }
 

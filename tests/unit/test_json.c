@@ -57,9 +57,9 @@ static void test_reader(void)
     CHECK_STR(s, "me"); /* truncated to the buffer */
     CHECK(ml_json_get_string(doc, "missing", s, sizeof s) == -1);
     CHECK(ml_json_get_string(doc, "mpi.missing", s, sizeof s) == -1);
-    CHECK(ml_json_get_string(doc, "ranks", s, sizeof s) == -1);   /* not a string */
-    CHECK(ml_json_get_int(doc, "type", &v) == -1);                 /* not an integer */
-    CHECK(ml_json_get_int("{\"a\":1", "b", &v) == -1);             /* truncated text */
+    CHECK(ml_json_get_string(doc, "ranks", s, sizeof s) == -1); /* not a string */
+    CHECK(ml_json_get_int(doc, "type", &v) == -1);              /* not an integer */
+    CHECK(ml_json_get_int("{\"a\":1", "b", &v) == -1);          /* truncated text */
     CHECK(ml_json_get_int("not json", "a", &v) == -1);
     CHECK(ml_json_get_int("{\"a\":\"unterminated}", "b", &v) == -1);
 }

@@ -9,8 +9,8 @@
 #include "check.h"
 #include "map_internal.h"
 
-static const mpilens_map_algo_t all_algos[] = {MPILENS_MAP_TREEMATCH, MPILENS_MAP_GREEDY,  MPILENS_MAP_SCOTCH,
-                                               MPILENS_MAP_IDENTITY,  MPILENS_MAP_PACKED,  MPILENS_MAP_ROUND_ROBIN,
+static const mpilens_map_algo_t all_algos[] = {MPILENS_MAP_TREEMATCH, MPILENS_MAP_GREEDY, MPILENS_MAP_SCOTCH,
+                                               MPILENS_MAP_IDENTITY,  MPILENS_MAP_PACKED, MPILENS_MAP_ROUND_ROBIN,
                                                MPILENS_MAP_RANDOM};
 #define ALGOS (int)(sizeof all_algos / sizeof all_algos[0])
 
@@ -127,10 +127,7 @@ static int within_capacity(const long *slot_of, int order, long slots, long most
 }
 
 /* Whether two slots share a top-level object (ml_map_common_level is not exported). */
-static int same_node(const mpilens_map_topology_t *t, long a, long b)
-{
-    return a / t->below[1] == b / t->below[1];
-}
+static int same_node(const mpilens_map_topology_t *t, long a, long b) { return a / t->below[1] == b / t->below[1]; }
 
 /* Heavy traffic 0<->2 and 1<->3, light 0<->1: identity splits both heavy pairs across the two nodes,
  * the optimum puts each pair on one node. */
@@ -519,8 +516,8 @@ static void test_treematch_not_worse_than_greedy(void)
         long *tm = malloc((size_t)order * sizeof *tm), *gr = malloc((size_t)order * sizeof *gr);
         for (int k = 0; k < 4; k++) {
             mpilens_map_matrix_t *m = k == 0 && order == 512 ? stencil(8, 8, 8, 100)
-                                      : k == 0              ? stencil(order / 8, 4, 2, 100)
-                                                            : random_matrix(order, 2 + 3 * k, (uint64_t)k * 31 + i);
+                                      : k == 0               ? stencil(order / 8, 4, 2, 100)
+                                                             : random_matrix(order, 2 + 3 * k, (uint64_t)k * 31 + i);
             CHECK(mpilens_map_compute(t, m, MPILENS_MAP_TREEMATCH, 1, tm) == MPILENS_MAP_OK);
             CHECK(mpilens_map_compute(t, m, MPILENS_MAP_GREEDY, 1, gr) == MPILENS_MAP_OK);
             double treematch = cost_of(t, m, tm).weighted_bytes, greedy = cost_of(t, m, gr).weighted_bytes;

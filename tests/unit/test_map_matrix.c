@@ -202,7 +202,9 @@ static void test_files(void)
 
 static void test_file_errors(void)
 {
-    static const struct { const char *name, *text; } bad[] = {
+    static const struct {
+        const char *name, *text;
+    } bad[] = {
         {"empty.csv", ""},
         {"blank.csv", "\n  \n"},
         {"header_only.csv", "sender,receiver,bytes\n"},
@@ -287,8 +289,7 @@ static void test_stencil(void)
             sum += m->weight[k];
         CHECK_NEAR(sum, 2.0 * PROCESSES * 6015, 0);
         /* process 0 (0,0,0): x neighbours 1 and 63, y 64 and 1984, z 2048 and 63488 */
-        check_row(m, 0, 6, (int[]){1, 63, 64, 1984, 2048, 63488},
-                  (double[]){2001, 2001, 2005, 2005, 2009, 2009});
+        check_row(m, 0, 6, (int[]){1, 63, 64, 1984, 2048, 63488}, (double[]){2001, 2001, 2005, 2005, 2009, 2009});
     }
     mpilens_map_matrix_free(m);
 }

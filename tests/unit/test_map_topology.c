@@ -116,12 +116,39 @@ static void test_synthetic(void)
     CHECK_STR(round_trip("a:2 b:2 cost=0,0"), "a:2 b:2 cost=0,0");
 
     static const char *const bad[] = {
-        "", "   \n", "core", "core:", "core:0", "core:-1", "core:+2", "core:x", "core:2x", ":2", "co re:2",
-        "a.b:2", "abcdefghijklmnop:2", "a:1 b:1 c:1 d:1 e:1 f:1 g:1 h:1 i:1", "a:2147483648",
-        "a:99999999999999999999", "a:46341 b:46341", "node:65536 core:32768", "core:2 cost=1,1",
-        "a:2 b:2 cost=1", "a:2 b:2 cost=1,10", "a:2 b:2 cost=10,-1", "a:2 cost=nan", "a:2 cost=inf",
-        "a:2 cost=1 b:2", "a:2 cost=1 cost=1", "a:2 cost=", "a:2 b:2 cost=1,", "a:2 b:2 cost=1,,1",
-        "a:2 cost=x", "cost=1 a:2", "cost=1", "a:2 # comment",
+        "",
+        "   \n",
+        "core",
+        "core:",
+        "core:0",
+        "core:-1",
+        "core:+2",
+        "core:x",
+        "core:2x",
+        ":2",
+        "co re:2",
+        "a.b:2",
+        "abcdefghijklmnop:2",
+        "a:1 b:1 c:1 d:1 e:1 f:1 g:1 h:1 i:1",
+        "a:2147483648",
+        "a:99999999999999999999",
+        "a:46341 b:46341",
+        "node:65536 core:32768",
+        "core:2 cost=1,1",
+        "a:2 b:2 cost=1",
+        "a:2 b:2 cost=1,10",
+        "a:2 b:2 cost=10,-1",
+        "a:2 cost=nan",
+        "a:2 cost=inf",
+        "a:2 cost=1 b:2",
+        "a:2 cost=1 cost=1",
+        "a:2 cost=",
+        "a:2 b:2 cost=1,",
+        "a:2 b:2 cost=1,,1",
+        "a:2 cost=x",
+        "cost=1 a:2",
+        "cost=1",
+        "a:2 # comment",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int status = spec_status(bad[i]);
@@ -192,9 +219,12 @@ static void test_common_level(void)
     mpilens_map_topology_t *t;
     CHECK(mpilens_map_topology_synthetic("node:2 package:2 core:2", &t) == MPILENS_MAP_OK);
     /* slots 0-3 on node 0 (0-1 and 2-3 share a package), 4-7 on node 1 */
-    static const struct { long a, b; int level; } pairs[] = {
-        {0, 0, 2}, {7, 7, 2}, {0, 1, 1}, {3, 2, 1}, {6, 7, 1}, {0, 2, 0}, {1, 3, 0}, {5, 7, 0}, {4, 6, 0},
-        {0, 4, -1}, {1, 6, -1}, {3, 4, -1}, {7, 0, -1},
+    static const struct {
+        long a, b;
+        int level;
+    } pairs[] = {
+        {0, 0, 2}, {7, 7, 2}, {0, 1, 1},  {3, 2, 1},  {6, 7, 1},  {0, 2, 0},  {1, 3, 0},
+        {5, 7, 0}, {4, 6, 0}, {0, 4, -1}, {1, 6, -1}, {3, 4, -1}, {7, 0, -1},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         CHECK(common_level(t, pairs[i].a, pairs[i].b) == pairs[i].level);
@@ -423,7 +453,10 @@ static void test_names(void)
                          mpilens_map_status_string((mpilens_map_status_t)other)) != 0);
     }
 
-    static const struct { const char *name, *canonical; mpilens_map_algo_t algo; } algos[] = {
+    static const struct {
+        const char *name, *canonical;
+        mpilens_map_algo_t algo;
+    } algos[] = {
         {"treematch", "treematch", MPILENS_MAP_TREEMATCH}, {"greedy", "greedy", MPILENS_MAP_GREEDY},
         {"scotch", "scotch", MPILENS_MAP_SCOTCH},          {"identity", "identity", MPILENS_MAP_IDENTITY},
         {"packed", "packed", MPILENS_MAP_PACKED},          {"rr", "rr", MPILENS_MAP_ROUND_ROBIN},

@@ -40,7 +40,8 @@ static int parse(char *err, size_t errlen, int argc, char **argv)
     return ml_options_parse(table, argc, argv, err, errlen);
 }
 
-#define ARGS(...) (sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)), (char *[]){"prog", __VA_ARGS__}
+#define ARGS(...)                                                                                                      \
+    (sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)), (char *[]) { "prog", __VA_ARGS__ }
 
 static void test_defaults_and_values(void)
 {
@@ -55,8 +56,9 @@ static void test_defaults_and_values(void)
     CHECK_NEAR(v.fraction, 0.02, 1e-15);
     CHECK_STR(table[1].value, "4");
 
-    CHECK(parse(err, sizeof err, ARGS("--flag", "--count=9", "--size", "4M", "--mode", "b", "--bench",
-                                      "receiver,sender", "--reps", "50", "--out=y.jsonl", "--precision", "0.05")) == ML_OPTIONS_OK);
+    CHECK(parse(err, sizeof err,
+                ARGS("--flag", "--count=9", "--size", "4M", "--mode", "b", "--bench", "receiver,sender", "--reps", "50",
+                     "--out=y.jsonl", "--precision", "0.05")) == ML_OPTIONS_OK);
     CHECK_NEAR(v.fraction, 0.05, 1e-15);
     CHECK(v.flag == 1 && v.count == 9 && v.size == 4194304);
     CHECK_STR(v.mode, "b");
@@ -93,8 +95,10 @@ static void test_errors(void)
                  ARGS("--compute", "2ms:1us"));
     expect_error("invalid value \"65\" for --count: expected an integer from 1 to 64", ARGS("--count", "65"));
     expect_error("invalid value \"c\" for --mode: expected one of a,b", ARGS("--mode", "c"));
-    expect_error("invalid value \"sender,nload\" for --bench: expected a comma-separated list of sender,receiver,bidir, "
-                 "or all", ARGS("--bench", "sender,nload"));
+    expect_error(
+        "invalid value \"sender,nload\" for --bench: expected a comma-separated list of sender,receiver,bidir, "
+        "or all",
+        ARGS("--bench", "sender,nload"));
     expect_error("invalid value \"0\" for --reps: expected a positive number of repetitions or auto",
                  ARGS("--reps", "0"));
     expect_error("invalid value \"1.5\" for --precision: expected a fraction between 0 and 1, such as 0.02 or 2%",
@@ -125,7 +129,7 @@ static void test_late_default(void)
     CHECK(range.lo == 1000 && range.hi == 1000000);
     CHECK_STR(late[0].value, "1us:1ms"); /* recorded like a user value */
     CHECK(ml_options_default_late(late, "size", "99") == 0);
-    CHECK(size_value == 8);              /* a given value wins */
+    CHECK(size_value == 8); /* a given value wins */
     CHECK(ml_options_default_late(late, "nope", "1") == -1);
     CHECK(ml_options_find(late, "size") == &late[1]);
 }
@@ -150,25 +154,26 @@ static void test_options_json(void)
     static char text[8192];
     CHECK(parse(err, sizeof err, ARGS("--count", "9", "--options-json")) == ML_OPTIONS_HELP);
     usage_text(text, sizeof text);
-    CHECK_STR(text,
-              "{\"program\":\"prog\",\"options\":["
-              "{\"name\":\"flag\",\"kind\":\"flag\",\"metavar\":null,\"default\":null,\"help\":\"a flag\"},"
-              "{\"name\":\"count\",\"kind\":\"int\",\"metavar\":\"N\",\"default\":\"4\",\"min\":1,\"max\":64,"
-              "\"help\":\"a count\"},"
-              "{\"name\":\"size\",\"kind\":\"size\",\"metavar\":\"BYTES\",\"default\":\"1K\",\"help\":\"a size\"},"
-              "{\"name\":\"time\",\"kind\":\"time\",\"metavar\":\"T\",\"default\":\"10us\",\"help\":\"a time\"},"
-              "{\"name\":\"sizes\",\"kind\":\"size-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1:16M\","
-              "\"help\":\"sizes\"},"
-              "{\"name\":\"compute\",\"kind\":\"time-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1us:10ms\","
-              "\"help\":\"times\"},"
-              "{\"name\":\"mode\",\"kind\":\"choice\",\"metavar\":\"a|b\",\"default\":\"a\",\"choices\":[\"a\",\"b\"],"
-              "\"help\":\"a choice\"},"
-              "{\"name\":\"bench\",\"kind\":\"list\",\"metavar\":\"LIST\",\"default\":\"all\","
-              "\"choices\":[\"sender\",\"receiver\",\"bidir\"],\"help\":\"a list\"},"
-              "{\"name\":\"out\",\"kind\":\"string\",\"metavar\":\"FILE\",\"default\":\"x.jsonl\",\"help\":\"a string\"},"
-              "{\"name\":\"reps\",\"kind\":\"reps\",\"metavar\":\"N|auto\",\"default\":\"auto\",\"help\":\"reps\"},"
-              "{\"name\":\"precision\",\"kind\":\"fraction\",\"metavar\":\"P\",\"default\":\"2%\","
-              "\"help\":\"a fraction\"}]}\n");
+    CHECK_STR(
+        text,
+        "{\"program\":\"prog\",\"options\":["
+        "{\"name\":\"flag\",\"kind\":\"flag\",\"metavar\":null,\"default\":null,\"help\":\"a flag\"},"
+        "{\"name\":\"count\",\"kind\":\"int\",\"metavar\":\"N\",\"default\":\"4\",\"min\":1,\"max\":64,"
+        "\"help\":\"a count\"},"
+        "{\"name\":\"size\",\"kind\":\"size\",\"metavar\":\"BYTES\",\"default\":\"1K\",\"help\":\"a size\"},"
+        "{\"name\":\"time\",\"kind\":\"time\",\"metavar\":\"T\",\"default\":\"10us\",\"help\":\"a time\"},"
+        "{\"name\":\"sizes\",\"kind\":\"size-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1:16M\","
+        "\"help\":\"sizes\"},"
+        "{\"name\":\"compute\",\"kind\":\"time-range\",\"metavar\":\"MIN:MAX\",\"default\":\"1us:10ms\","
+        "\"help\":\"times\"},"
+        "{\"name\":\"mode\",\"kind\":\"choice\",\"metavar\":\"a|b\",\"default\":\"a\",\"choices\":[\"a\",\"b\"],"
+        "\"help\":\"a choice\"},"
+        "{\"name\":\"bench\",\"kind\":\"list\",\"metavar\":\"LIST\",\"default\":\"all\","
+        "\"choices\":[\"sender\",\"receiver\",\"bidir\"],\"help\":\"a list\"},"
+        "{\"name\":\"out\",\"kind\":\"string\",\"metavar\":\"FILE\",\"default\":\"x.jsonl\",\"help\":\"a string\"},"
+        "{\"name\":\"reps\",\"kind\":\"reps\",\"metavar\":\"N|auto\",\"default\":\"auto\",\"help\":\"reps\"},"
+        "{\"name\":\"precision\",\"kind\":\"fraction\",\"metavar\":\"P\",\"default\":\"2%\","
+        "\"help\":\"a fraction\"}]}\n");
 
     /* The next parse without it gets the usage text again. */
     CHECK(parse(err, sizeof err, ARGS("--help")) == ML_OPTIONS_HELP);

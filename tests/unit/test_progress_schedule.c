@@ -13,16 +13,16 @@ static int64_t reference_end(int64_t total, int64_t tests, int64_t k)
 
 static void check_tests_for(void)
 {
-    CHECK(ml_tests_for(0, 1024) == 1);          /* an empty message is still tested once */
+    CHECK(ml_tests_for(0, 1024) == 1); /* an empty message is still tested once */
     CHECK(ml_tests_for(1, 1024) == 1);
     CHECK(ml_tests_for(1023, 1024) == 1);
-    CHECK(ml_tests_for(1024, 1024) == 2);       /* one whole interval: one more test */
+    CHECK(ml_tests_for(1024, 1024) == 2); /* one whole interval: one more test */
     CHECK(ml_tests_for(2047, 1024) == 2);
-    CHECK(ml_tests_for(1048576, 65536) == 17);  /* the seed's best interval at 1 MiB */
+    CHECK(ml_tests_for(1048576, 65536) == 17); /* the seed's best interval at 1 MiB */
     CHECK(ml_tests_for(1048576, 1024) == 1025);
     CHECK(ml_tests_for(1048576, 262144) == 5);
     CHECK(ml_tests_for(INT32_MAX, 1) == (int64_t)INT32_MAX + 1);
-    CHECK(ml_tests_for(1024, 0) == 0);          /* no interval, no schedule */
+    CHECK(ml_tests_for(1024, 0) == 0); /* no interval, no schedule */
     CHECK(ml_tests_for(1024, -1) == 0);
     CHECK(ml_tests_for(-1, 1024) == 0);
 }

@@ -142,16 +142,21 @@ static void expect_refused(const char *dir, const char *meta_in_file, const char
 
 static void test_resume_refused(const char *dir)
 {
-    expect_refused(dir, "{\"type\":\"meta\",\"schema\":1,\"program\":\"other\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2}",
+    expect_refused(dir,
+                   "{\"type\":\"meta\",\"schema\":1,\"program\":\"other\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2}",
                    "written by another program");
-    expect_refused(dir, "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L2\"},\"ranks\":2}",
+    expect_refused(dir,
+                   "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L2\"},\"ranks\":2}",
                    "another MPI library");
-    expect_refused(dir, "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":4}",
+    expect_refused(dir,
+                   "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":4}",
                    "another number of ranks");
-    expect_refused(dir, "{\"type\":\"meta\",\"schema\":2,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2}",
+    expect_refused(dir,
+                   "{\"type\":\"meta\",\"schema\":2,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2}",
                    "another results schema");
-    expect_refused(dir, "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2,"
-                        "\"options\":{\"reps\":\"auto\"}}",
+    expect_refused(dir,
+                   "{\"type\":\"meta\",\"schema\":1,\"program\":\"prog\",\"mpi\":{\"library\":\"L1\"},\"ranks\":2,"
+                   "\"options\":{\"reps\":\"auto\"}}",
                    "it was measured with --reps auto; give the same value");
     expect_refused(dir, "{\"name\":\"some other tool\"}", "not an mpilens results file");
 }

@@ -22,10 +22,10 @@ static void test_quantiles(void)
     CHECK_NEAR(s.q3, 7.75, 1e-12);
     CHECK_NEAR(s.d1, 1.9, 1e-12);
     CHECK_NEAR(s.d9, 9.1, 1e-12);
-    CHECK_NEAR(s.ci_lo, 2, 0);     /* order statistics 2 and 9 for n = 10 */
+    CHECK_NEAR(s.ci_lo, 2, 0); /* order statistics 2 and 9 for n = 10 */
     CHECK_NEAR(s.ci_hi, 9, 0);
     CHECK_NEAR(s.ci_coverage, 1.0 - 2.0 * 11.0 / 1024.0, 1e-12);
-    CHECK(x[0] == 7);              /* input untouched */
+    CHECK(x[0] == 7); /* input untouched */
 
     const double one[] = {42};
     CHECK(ml_summarize(one, 1, 0.95, &s) == 0);
@@ -50,7 +50,9 @@ static void test_ci_ranks(void)
 {
     /* Known 95% intervals (1-based ranks): n=10 -> (2,9), n=20 -> (6,15), n=50 -> (18,33),
      * n=100 -> (40,61). */
-    static const struct { size_t n, lo, hi; } known[] = {{10, 2, 9}, {20, 6, 15}, {50, 18, 33}, {100, 40, 61}};
+    static const struct {
+        size_t n, lo, hi;
+    } known[] = {{10, 2, 9}, {20, 6, 15}, {50, 18, 33}, {100, 40, 61}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t lo, hi;
         double cov;

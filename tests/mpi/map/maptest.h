@@ -15,32 +15,29 @@
 enum { HEAVY = 1000, LIGHT = 1 };
 
 /* A library call that must succeed, else the test cannot go on. */
-#define MAP_OK(call)                                                                                \
-    do {                                                                                            \
-        int s_ = (call);                                                                            \
-        if (s_ != MPILENS_MAP_OK) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, mpilens_map_status_string(s_)); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
-        }                                                                                           \
+#define MAP_OK(call)                                                                                                   \
+    do {                                                                                                               \
+        int s_ = (call);                                                                                               \
+        if (s_ != MPILENS_MAP_OK) {                                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, mpilens_map_status_string(s_));              \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* A call that must fail with `expected` (the same on every rank: each rank checks its own). */
-#define MAP_FAILS(expected, call)                                                                   \
-    do {                                                                                            \
-        int s_ = (call);                                                                            \
-        if (s_ != (expected)) {                                                                     \
-            int r_;                                                                                 \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                     \
-            fprintf(stderr, "rank %d: %s:%d: %s: %s, expected %s\n", r_, __FILE__, __LINE__, #call, \
-                    mpilens_map_status_string(s_), mpilens_map_status_string(expected));            \
-            check_failures++;                                                                       \
-        }                                                                                           \
+#define MAP_FAILS(expected, call)                                                                                      \
+    do {                                                                                                               \
+        int s_ = (call);                                                                                               \
+        if (s_ != (expected)) {                                                                                        \
+            int r_;                                                                                                    \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                                        \
+            fprintf(stderr, "rank %d: %s:%d: %s: %s, expected %s\n", r_, __FILE__, __LINE__, #call,                    \
+                    mpilens_map_status_string(s_), mpilens_map_status_string(expected));                               \
+            check_failures++;                                                                                          \
+        }                                                                                                              \
     } while (0)
 
-static inline int partner_of(int rank, int size)
-{
-    return (rank + size / 2) % size;
-}
+static inline int partner_of(int rank, int size) { return (rank + size / 2) % size; }
 
 /* Bytes sent from one rank to another: the pattern, or any other traffic a test makes up. */
 typedef unsigned long (*traffic_t)(int from, int to, int size);
@@ -57,10 +54,7 @@ static inline void traffic_row(traffic_t traffic, int rank, int size, unsigned l
         row[to] = traffic(rank, to, size);
 }
 
-static inline void pattern_row(int rank, int size, unsigned long *row)
-{
-    traffic_row(pattern_bytes, rank, size, row);
-}
+static inline void pattern_row(int rank, int size, unsigned long *row) { traffic_row(pattern_bytes, rank, size, row); }
 
 /* The two-node topology of the pattern, with costs 10 between nodes and 1 within a node. */
 static inline mpilens_map_topology_t *pattern_topology(int size)

@@ -60,7 +60,9 @@ int main(int argc, char **argv)
     int rank, size;
     mpitest_init(&argc, &argv, &rank, &size);
     REQUIRE(size == 2 || size % 4 == 0);
-    outputs_t o = {.size = size, .row = malloc((size_t)size * sizeof *o.row), .newcomm = MPI_COMM_NULL,
+    outputs_t o = {.size = size,
+                   .row = malloc((size_t)size * sizeof *o.row),
+                   .newcomm = MPI_COMM_NULL,
                    .new_rank_of = malloc((size_t)size * sizeof *o.new_rank_of)};
     REQUIRE(o.row && o.new_rank_of);
     pattern_row(rank, size, o.row);

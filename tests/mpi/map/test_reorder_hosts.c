@@ -60,8 +60,8 @@ static void check_pairs_brought_together(int rank, int size)
     traffic_row(neighbour_pairs, rank, size, row);
     MPI_Comm newcomm;
     mpilens_map_cost_t before, after;
-    MAP_OK(mpilens_map_reorder(MPI_COMM_WORLD, row, NULL, MPILENS_MAP_TREEMATCH, &newcomm, new_rank_of, &before,
-                               &after));
+    MAP_OK(
+        mpilens_map_reorder(MPI_COMM_WORLD, row, NULL, MPILENS_MAP_TREEMATCH, &newcomm, new_rank_of, &before, &after));
     check_permutation(MPI_COMM_WORLD, new_rank_of, size);
     check_split(MPI_COMM_WORLD, newcomm, new_rank_of, size);
     CHECK(before.bytes_at_level[0] == size * (double)HEAVY);

@@ -49,8 +49,7 @@ static void check_single_node(const mpilens_map_topology_t *machine)
 
 /* Across hosts: one "node" per host, in order of their lowest rank, each a copy of this node's
  * tree, every rank on a slot of the host MPI_Get_processor_name names for it. */
-static void check_several_hosts(const mpilens_map_topology_t *machine, const long *slot_of_rank,
-                                int rank, int size)
+static void check_several_hosts(const mpilens_map_topology_t *machine, const long *slot_of_rank, int rank, int size)
 {
     char mine[MPI_MAX_PROCESSOR_NAME], *names = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
     int length, hosts = 0, arity, depth, node_depth;
@@ -59,8 +58,7 @@ static void check_several_hosts(const mpilens_map_topology_t *machine, const lon
     REQUIRE(names);
     memset(mine, 0, sizeof mine);
     MPI_Get_processor_name(mine, &length);
-    MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                  MPI_COMM_WORLD);
+    MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
     mpilens_map_topology_t *node;
     MAP_OK(mpilens_map_topology_hwloc(&node));
     MAP_OK(mpilens_map_topology_slots(node, &node_slots));
@@ -112,8 +110,8 @@ static void check_machine(int rank, int size)
     const char *host;
     int core, pu;
     MAP_OK(mpilens_map_topology_slot_place(machine, slot_of_rank[rank], &host, &core, &pu));
-    printf("rank %d: %d CPU(s) allowed (first %d), slot %ld (core %d, PU %d)%s\n", rank, cpus, cpu,
-           slot_of_rank[rank], core, pu, rank == 0 ? (all_bound ? ", all ranks bound" : ", not all ranks bound") : "");
+    printf("rank %d: %d CPU(s) allowed (first %d), slot %ld (core %d, PU %d)%s\n", rank, cpus, cpu, slot_of_rank[rank],
+           core, pu, rank == 0 ? (all_bound ? ", all ranks bound" : ", not all ranks bound") : "");
     if (on_one_cpu)
         CHECK(pu == cpu);
     if (everyone_on_one_cpu)
@@ -144,8 +142,8 @@ int main(int argc, char **argv)
     pattern_row(rank, size, row);
     MPI_Comm newcomm = MPI_COMM_NULL;
     mpilens_map_cost_t before, after;
-    MAP_OK(mpilens_map_reorder(MPI_COMM_WORLD, row, NULL, MPILENS_MAP_TREEMATCH, &newcomm, new_rank_of, &before,
-                               &after));
+    MAP_OK(
+        mpilens_map_reorder(MPI_COMM_WORLD, row, NULL, MPILENS_MAP_TREEMATCH, &newcomm, new_rank_of, &before, &after));
     check_permutation(MPI_COMM_WORLD, new_rank_of, size);
     check_split(MPI_COMM_WORLD, newcomm, new_rank_of, size);
     check_redistribution(MPI_COMM_WORLD, new_rank_of, size);
@@ -156,8 +154,8 @@ int main(int argc, char **argv)
     if (!mpitest_one_host() && size % 4 == 0)
         CHECK(after.bytes_at_level[0] < (double)HEAVY);
     if (rank == 0)
-        printf("weighted bytes: %g before, %g after; between nodes: %g before, %g after\n",
-               before.weighted_bytes, after.weighted_bytes, before.bytes_at_level[0], after.bytes_at_level[0]);
+        printf("weighted bytes: %g before, %g after; between nodes: %g before, %g after\n", before.weighted_bytes,
+               after.weighted_bytes, before.bytes_at_level[0], after.bytes_at_level[0]);
     MPI_Comm_free(&newcomm);
 
     free(row);

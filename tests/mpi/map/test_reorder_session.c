@@ -35,9 +35,9 @@ static void refused(MPI_M_msid msid, int flags, const mpilens_map_topology_t *to
     for (int r = 0; r < size; r++)
         new_rank_of[r] = -7;
     mpilens_map_cost_t before = {.total_bytes = -1}, after = {.total_bytes = -1};
-    MAP_FAILS(MPILENS_MAP_ERR_MONITOR, mpilens_map_reorder_session(MPI_COMM_WORLD, msid, flags, topology,
-                                                                   MPILENS_MAP_TREEMATCH, &newcomm, new_rank_of,
-                                                                   &before, &after));
+    MAP_FAILS(MPILENS_MAP_ERR_MONITOR,
+              mpilens_map_reorder_session(MPI_COMM_WORLD, msid, flags, topology, MPILENS_MAP_TREEMATCH, &newcomm,
+                                          new_rank_of, &before, &after));
     CHECK(newcomm == MPI_COMM_NULL);
     for (int r = 0; r < size; r++)
         CHECK(new_rank_of[r] == -7);

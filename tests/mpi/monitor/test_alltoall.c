@@ -106,10 +106,14 @@ static void (*const run[CASES])(void) = {alltoall, ialltoall, alltoall_in_place,
 static unsigned long bytes(exchange c, int i, int j)
 {
     switch (c) {
-    case IN_PLACE: return INPLACE_C * sizeof(int);
-    case ALLTOALLV: return (unsigned long)v_count(i, j) * sizeof(double);
-    case ALLTOALLW: return (unsigned long)(j + 1) * (unsigned long)w_size(j);
-    default: return C * sizeof(int);
+    case IN_PLACE:
+        return INPLACE_C * sizeof(int);
+    case ALLTOALLV:
+        return (unsigned long)v_count(i, j) * sizeof(double);
+    case ALLTOALLW:
+        return (unsigned long)(j + 1) * (unsigned long)w_size(j);
+    default:
+        return C * sizeof(int);
     }
 }
 

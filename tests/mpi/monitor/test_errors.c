@@ -36,23 +36,16 @@ static void check_every_call(MPI_M_msid id, int code, int flags, int with_state_
 static void ring(void)
 {
     char out[12] = {0}, in[12];
-    MPI_Sendrecv(out, 12, MPI_CHAR, (rank + 1) % size, 0, in, 12, MPI_CHAR, (rank + size - 1) % size, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(out, 12, MPI_CHAR, (rank + 1) % size, 0, in, 12, MPI_CHAR, (rank + size - 1) % size, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
 }
 
 static void error_strings(void)
 {
-    const int codes[] = {MPI_SUCCESS,
-                         MPI_M_INTERNAL_FAIL,
-                         MPI_M_MPIT_FAIL,
-                         MPI_M_MISSING_INIT,
-                         MPI_M_SESSION_STILL_ACTIVE,
-                         MPI_M_SESSION_NOT_SUSPENDED,
-                         MPI_M_INVALID_MSID,
-                         MPI_M_SESSION_OVERFLOW,
-                         MPI_M_MULTIPLE_CALL,
-                         MPI_M_INVALID_ROOT,
-                         MPI_M_INVALID_ARG};
+    const int codes[] = {MPI_SUCCESS,        MPI_M_INTERNAL_FAIL,        MPI_M_MPIT_FAIL,
+                         MPI_M_MISSING_INIT, MPI_M_SESSION_STILL_ACTIVE, MPI_M_SESSION_NOT_SUSPENDED,
+                         MPI_M_INVALID_MSID, MPI_M_SESSION_OVERFLOW,     MPI_M_MULTIPLE_CALL,
+                         MPI_M_INVALID_ROOT, MPI_M_INVALID_ARG};
     enum { N = sizeof codes / sizeof codes[0] };
     const char *unknown = MPI_M_error_string(12345);
     CHECK(unknown && *unknown);
@@ -71,8 +64,11 @@ int main(int argc, char **argv)
      * is up, as a failed check reports through MPI. */
     MPI_M_msid never;
     int backend;
-    int before[] = {MPI_M_get_info(0, MPI_M_INT_IGNORE, MPI_M_INT_IGNORE), MPI_M_start(MPI_COMM_WORLD, &never),
-                    MPI_M_suspend(0), MPI_M_finalize(), MPI_M_get_backend(MPI_M_P2P_ONLY, &backend),
+    int before[] = {MPI_M_get_info(0, MPI_M_INT_IGNORE, MPI_M_INT_IGNORE),
+                    MPI_M_start(MPI_COMM_WORLD, &never),
+                    MPI_M_suspend(0),
+                    MPI_M_finalize(),
+                    MPI_M_get_backend(MPI_M_P2P_ONLY, &backend),
                     MPI_M_allgather_data(0, NULL, NULL, MPI_M_ALL_COMM)};
     int init_before_mpi = MPI_M_init();
     int after_failed_init = MPI_M_suspend(0);

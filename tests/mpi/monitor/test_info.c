@@ -73,8 +73,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < size; i++)
             CHECK(matrix[i * size + (i + 1) % size] == 6);
     } else {
-        CHECK(MPI_M_rootgather_data(world, root, MPI_M_DATA_IGNORE, MPI_M_DATA_IGNORE, MPI_M_P2P_ONLY) ==
-              MPI_SUCCESS);
+        CHECK(MPI_M_rootgather_data(world, root, MPI_M_DATA_IGNORE, MPI_M_DATA_IGNORE, MPI_M_P2P_ONLY) == MPI_SUCCESS);
     }
     CHECK(MPI_M_rootgather_data(world, 0, MPI_M_DATA_IGNORE, MPI_M_DATA_IGNORE, MPI_M_P2P_ONLY) == MPI_SUCCESS);
 

@@ -33,7 +33,8 @@ static void collectives(expected_t *e)
 {
     int x = rank, y;
     MPI_Allreduce_c(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Count *sendcounts = malloc(sizeof(MPI_Count) * (size_t)size), *recvcounts = malloc(sizeof(MPI_Count) * (size_t)size);
+    MPI_Count *sendcounts = malloc(sizeof(MPI_Count) * (size_t)size),
+              *recvcounts = malloc(sizeof(MPI_Count) * (size_t)size);
     MPI_Aint *sdispls = malloc(sizeof(MPI_Aint) * (size_t)size), *rdispls = malloc(sizeof(MPI_Aint) * (size_t)size);
     REQUIRE(sendcounts && recvcounts && sdispls && rdispls);
     MPI_Aint out_total = 0, in_total = 0;

@@ -12,12 +12,12 @@
 #include "mpilens/progress.h"
 
 static int failures;
-#define CHECK(cond)                                                                                                 \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #cond);                                      \
-            failures++;                                                                                             \
-        }                                                                                                           \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #cond);                                         \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static void check_names(void)
