@@ -178,10 +178,8 @@ static void parse_options(demo_t *d, int argc, char **argv)
             printf("%s %s\n", PROGRAM, ml_version_string);
         MPI_Finalize();
         exit(0);
-    case ML_OPTIONS_ERROR:
-        exit_usage(d, "%s", err);
-    default:
-        break;
+    case ML_OPTIONS_ERROR: exit_usage(d, "%s", err);
+    default: break;
     }
     if (parse_iterations(o->iterations_text, d->iterations, &d->n_iterations) != 0)
         exit_usage(d,

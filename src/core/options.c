@@ -95,14 +95,10 @@ static int parse_fraction(const char *text, double *out)
 static int parse_value(const ml_option_t *opt, const char *text)
 {
     switch (opt->kind) {
-    case ML_OPT_FLAG:
-        return 0;
-    case ML_OPT_INT:
-        return parse_int(opt, text, opt->dest);
-    case ML_OPT_SIZE:
-        return ml_parse_size(text, opt->dest);
-    case ML_OPT_TIME:
-        return ml_parse_time(text, opt->dest);
+    case ML_OPT_FLAG: return 0;
+    case ML_OPT_INT: return parse_int(opt, text, opt->dest);
+    case ML_OPT_SIZE: return ml_parse_size(text, opt->dest);
+    case ML_OPT_TIME: return ml_parse_time(text, opt->dest);
     case ML_OPT_SIZE_RANGE: {
         ml_size_range_t *r = opt->dest;
         return ml_parse_size_range(text, &r->lo, &r->hi);
@@ -116,17 +112,14 @@ static int parse_value(const ml_option_t *opt, const char *text)
             return -1;
         *(const char **)opt->dest = text;
         return 0;
-    case ML_OPT_LIST:
-        return parse_list(opt, text, opt->dest);
+    case ML_OPT_LIST: return parse_list(opt, text, opt->dest);
     case ML_OPT_STRING:
         if (!*text)
             return -1;
         *(const char **)opt->dest = text;
         return 0;
-    case ML_OPT_REPS:
-        return parse_reps(text, opt->dest);
-    case ML_OPT_FRACTION:
-        return parse_fraction(text, opt->dest);
+    case ML_OPT_REPS: return parse_reps(text, opt->dest);
+    case ML_OPT_FRACTION: return parse_fraction(text, opt->dest);
     }
     return -1;
 }
@@ -135,36 +128,16 @@ static int parse_value(const ml_option_t *opt, const char *text)
 static void describe_allowed(const ml_option_t *opt, char *buf, size_t len)
 {
     switch (opt->kind) {
-    case ML_OPT_INT:
-        snprintf(buf, len, "an integer from %ld to %ld", opt->min, opt->max);
-        break;
-    case ML_OPT_SIZE:
-        snprintf(buf, len, "a size such as 64, 4K or 16MiB");
-        break;
-    case ML_OPT_TIME:
-        snprintf(buf, len, "a time such as 500ns, 10us, 2ms or 1s");
-        break;
-    case ML_OPT_SIZE_RANGE:
-        snprintf(buf, len, "MIN:MAX sizes with MIN <= MAX, such as 1:4M");
-        break;
-    case ML_OPT_TIME_RANGE:
-        snprintf(buf, len, "MIN:MAX times with MIN <= MAX, such as 1us:2ms");
-        break;
-    case ML_OPT_CHOICE:
-        snprintf(buf, len, "one of %s", opt->choices);
-        break;
-    case ML_OPT_LIST:
-        snprintf(buf, len, "a comma-separated list of %s, or all", opt->choices);
-        break;
-    case ML_OPT_REPS:
-        snprintf(buf, len, "a positive number of repetitions or auto");
-        break;
-    case ML_OPT_FRACTION:
-        snprintf(buf, len, "a fraction between 0 and 1, such as 0.02 or 2%%");
-        break;
-    default:
-        snprintf(buf, len, "a non-empty value");
-        break;
+    case ML_OPT_INT: snprintf(buf, len, "an integer from %ld to %ld", opt->min, opt->max); break;
+    case ML_OPT_SIZE: snprintf(buf, len, "a size such as 64, 4K or 16MiB"); break;
+    case ML_OPT_TIME: snprintf(buf, len, "a time such as 500ns, 10us, 2ms or 1s"); break;
+    case ML_OPT_SIZE_RANGE: snprintf(buf, len, "MIN:MAX sizes with MIN <= MAX, such as 1:4M"); break;
+    case ML_OPT_TIME_RANGE: snprintf(buf, len, "MIN:MAX times with MIN <= MAX, such as 1us:2ms"); break;
+    case ML_OPT_CHOICE: snprintf(buf, len, "one of %s", opt->choices); break;
+    case ML_OPT_LIST: snprintf(buf, len, "a comma-separated list of %s, or all", opt->choices); break;
+    case ML_OPT_REPS: snprintf(buf, len, "a positive number of repetitions or auto"); break;
+    case ML_OPT_FRACTION: snprintf(buf, len, "a fraction between 0 and 1, such as 0.02 or 2%%"); break;
+    default: snprintf(buf, len, "a non-empty value"); break;
     }
 }
 

@@ -114,10 +114,8 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
         if (p->rank == 0)
             printf("%s %s\n", spec->program, ml_version_string);
         finalize_and_exit(0);
-    case ML_OPTIONS_ERROR:
-        ml_program_exit_usage(p, "%s", err);
-    default:
-        break;
+    case ML_OPTIONS_ERROR: ml_program_exit_usage(p, "%s", err);
+    default: break;
     }
     if (p->thread_level < spec->thread_level_required)
         ml_program_exit_usage(p, "the MPI library provides thread level %d, this program needs %d", p->thread_level,

@@ -162,16 +162,11 @@ ml_stop_t ml_stop_decide(const ml_stop_rule_t *rule, const double *values, size_
 const char *ml_stop_name(ml_stop_t reason)
 {
     switch (reason) {
-    case ML_STOP_CONTINUE:
-        return "continue";
-    case ML_STOP_FIXED:
-        return "fixed";
-    case ML_STOP_PRECISION:
-        return "precision";
-    case ML_STOP_MAX_REPS:
-        return "max_reps";
-    case ML_STOP_TIME_BUDGET:
-        return "time_budget";
+    case ML_STOP_CONTINUE: return "continue";
+    case ML_STOP_FIXED: return "fixed";
+    case ML_STOP_PRECISION: return "precision";
+    case ML_STOP_MAX_REPS: return "max_reps";
+    case ML_STOP_TIME_BUDGET: return "time_budget";
     }
     return "unknown";
 }

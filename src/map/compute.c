@@ -30,18 +30,15 @@ static int run(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, mpilens
                const long *allowed, long *slot_of)
 {
     switch (algo) {
-    case MPILENS_MAP_TREEMATCH:
-        return ml_map_treematch(t, m, 0, seed, allowed, slot_of);
-    case MPILENS_MAP_GREEDY:
-        return ml_map_treematch(t, m, 1, seed, allowed, slot_of);
+    case MPILENS_MAP_TREEMATCH: return ml_map_treematch(t, m, 0, seed, allowed, slot_of);
+    case MPILENS_MAP_GREEDY: return ml_map_treematch(t, m, 1, seed, allowed, slot_of);
     case MPILENS_MAP_SCOTCH:
 #ifdef MPILENS_HAVE_SCOTCH
         return ml_map_scotch(t, m, seed, allowed, slot_of);
 #else
         return MPILENS_MAP_ERR_UNSUPPORTED;
 #endif
-    default:
-        return ml_map_baseline(t, algo, seed, m->order, allowed, slot_of);
+    default: return ml_map_baseline(t, algo, seed, m->order, allowed, slot_of);
     }
 }
 

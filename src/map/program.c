@@ -142,16 +142,10 @@ static void parse_options(options_t *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     char err[512];
     switch (ml_options_parse(table, argc, argv, err, sizeof err)) {
-    case ML_OPTIONS_HELP:
-        ml_options_usage(stdout, PROGRAM, summary, table);
-        exit(0);
-    case ML_OPTIONS_VERSION:
-        printf("%s %s\n", PROGRAM, ml_version_string);
-        exit(0);
-    case ML_OPTIONS_ERROR:
-        usage_error("%s", err);
-    default:
-        break;
+    case ML_OPTIONS_HELP: ml_options_usage(stdout, PROGRAM, summary, table); exit(0);
+    case ML_OPTIONS_VERSION: printf("%s %s\n", PROGRAM, ml_version_string); exit(0);
+    case ML_OPTIONS_ERROR: usage_error("%s", err);
+    default: break;
     }
     if (!o->matrix == !o->generate)
         usage_error("give one matrix: --matrix FILE or --generate KIND:P[:ARG] (see --help)");

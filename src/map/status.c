@@ -6,30 +6,18 @@
 const char *mpilens_map_status_string(mpilens_map_status_t status)
 {
     switch (status) {
-    case MPILENS_MAP_OK:
-        return "success";
-    case MPILENS_MAP_ERR_ARG:
-        return "invalid argument";
-    case MPILENS_MAP_ERR_NOMEM:
-        return "out of memory";
-    case MPILENS_MAP_ERR_SPEC:
-        return "description that does not parse";
-    case MPILENS_MAP_ERR_IO:
-        return "file that cannot be opened, read or written";
-    case MPILENS_MAP_ERR_FORMAT:
-        return "file that does not hold a matrix or a topology";
-    case MPILENS_MAP_ERR_HWLOC:
-        return "hwloc could not load or describe the machine";
-    case MPILENS_MAP_ERR_SHAPE:
-        return "nodes of different shapes";
-    case MPILENS_MAP_ERR_SIZE:
-        return "matrix of another order than the processes";
-    case MPILENS_MAP_ERR_UNSUPPORTED:
-        return "algorithm not built in this library";
-    case MPILENS_MAP_ERR_MPI:
-        return "MPI call failed";
-    case MPILENS_MAP_ERR_MONITOR:
-        return "monitoring session could not give its matrix";
+    case MPILENS_MAP_OK: return "success";
+    case MPILENS_MAP_ERR_ARG: return "invalid argument";
+    case MPILENS_MAP_ERR_NOMEM: return "out of memory";
+    case MPILENS_MAP_ERR_SPEC: return "description that does not parse";
+    case MPILENS_MAP_ERR_IO: return "file that cannot be opened, read or written";
+    case MPILENS_MAP_ERR_FORMAT: return "file that does not hold a matrix or a topology";
+    case MPILENS_MAP_ERR_HWLOC: return "hwloc could not load or describe the machine";
+    case MPILENS_MAP_ERR_SHAPE: return "nodes of different shapes";
+    case MPILENS_MAP_ERR_SIZE: return "matrix of another order than the processes";
+    case MPILENS_MAP_ERR_UNSUPPORTED: return "algorithm not built in this library";
+    case MPILENS_MAP_ERR_MPI: return "MPI call failed";
+    case MPILENS_MAP_ERR_MONITOR: return "monitoring session could not give its matrix";
     }
     return "unknown status";
 }

@@ -425,28 +425,17 @@ int MPI_M_get_backend(int kind, int *backend)
 const char *MPI_M_error_string(int code)
 {
     switch (code) {
-    case MPI_SUCCESS:
-        return "success";
-    case MPI_M_INTERNAL_FAIL:
-        return "an internal error occurred (memory or a system call failed)";
-    case MPI_M_MPIT_FAIL:
-        return "an MPI or MPI_T function failed";
-    case MPI_M_MISSING_INIT:
-        return "MPI_M_init has not been called";
-    case MPI_M_SESSION_STILL_ACTIVE:
-        return "at least one session has not been suspended";
-    case MPI_M_SESSION_NOT_SUSPENDED:
-        return "the session has not been suspended";
-    case MPI_M_INVALID_MSID:
-        return "no such monitoring session";
-    case MPI_M_SESSION_OVERFLOW:
-        return "too many monitoring sessions at once";
-    case MPI_M_MULTIPLE_CALL:
-        return "called again without its counterpart (init/finalize, suspend/continue)";
-    case MPI_M_INVALID_ROOT:
-        return "root is not a rank of the session's communicator";
-    case MPI_M_INVALID_ARG:
-        return "a null pointer where one is needed, or flags outside 1..7";
+    case MPI_SUCCESS: return "success";
+    case MPI_M_INTERNAL_FAIL: return "an internal error occurred (memory or a system call failed)";
+    case MPI_M_MPIT_FAIL: return "an MPI or MPI_T function failed";
+    case MPI_M_MISSING_INIT: return "MPI_M_init has not been called";
+    case MPI_M_SESSION_STILL_ACTIVE: return "at least one session has not been suspended";
+    case MPI_M_SESSION_NOT_SUSPENDED: return "the session has not been suspended";
+    case MPI_M_INVALID_MSID: return "no such monitoring session";
+    case MPI_M_SESSION_OVERFLOW: return "too many monitoring sessions at once";
+    case MPI_M_MULTIPLE_CALL: return "called again without its counterpart (init/finalize, suspend/continue)";
+    case MPI_M_INVALID_ROOT: return "root is not a rank of the session's communicator";
+    case MPI_M_INVALID_ARG: return "a null pointer where one is needed, or flags outside 1..7";
     }
     return "unknown MPI_M_ error code";
 }

@@ -109,12 +109,9 @@ mpilens_pb_status_t mpilens_pb_get_method(const char **name)
 const char *mpilens_pb_status_string(mpilens_pb_status_t status)
 {
     switch (status) {
-    case MPILENS_PB_OK:
-        return "success";
-    case MPILENS_PB_ERR_ARG:
-        return "invalid argument";
-    case MPILENS_PB_ERR_STATE:
-        return "too late: MPI_Init has fixed the piggyback size and method";
+    case MPILENS_PB_OK: return "success";
+    case MPILENS_PB_ERR_ARG: return "invalid argument";
+    case MPILENS_PB_ERR_STATE: return "too late: MPI_Init has fixed the piggyback size and method";
     }
     return "unknown status";
 }

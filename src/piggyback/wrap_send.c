@@ -8,14 +8,10 @@
 static int next_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     switch (mode) {
-    case MODE_BUFFERED:
-        return ML_NEXT(MPI_Bsend)(buf, count, type, dest, tag, comm);
-    case MODE_SYNCHRONOUS:
-        return ML_NEXT(MPI_Ssend)(buf, count, type, dest, tag, comm);
-    case MODE_READY:
-        return ML_NEXT(MPI_Rsend)(buf, count, type, dest, tag, comm);
-    default:
-        return ML_NEXT(MPI_Send)(buf, count, type, dest, tag, comm);
+    case MODE_BUFFERED: return ML_NEXT(MPI_Bsend)(buf, count, type, dest, tag, comm);
+    case MODE_SYNCHRONOUS: return ML_NEXT(MPI_Ssend)(buf, count, type, dest, tag, comm);
+    case MODE_READY: return ML_NEXT(MPI_Rsend)(buf, count, type, dest, tag, comm);
+    default: return ML_NEXT(MPI_Send)(buf, count, type, dest, tag, comm);
     }
 }
 
@@ -23,14 +19,10 @@ static int next_isend(int mode, const void *buf, int count, MPI_Datatype type, i
                       MPI_Request *request)
 {
     switch (mode) {
-    case MODE_BUFFERED:
-        return ML_NEXT(MPI_Ibsend)(buf, count, type, dest, tag, comm, request);
-    case MODE_SYNCHRONOUS:
-        return ML_NEXT(MPI_Issend)(buf, count, type, dest, tag, comm, request);
-    case MODE_READY:
-        return ML_NEXT(MPI_Irsend)(buf, count, type, dest, tag, comm, request);
-    default:
-        return ML_NEXT(MPI_Isend)(buf, count, type, dest, tag, comm, request);
+    case MODE_BUFFERED: return ML_NEXT(MPI_Ibsend)(buf, count, type, dest, tag, comm, request);
+    case MODE_SYNCHRONOUS: return ML_NEXT(MPI_Issend)(buf, count, type, dest, tag, comm, request);
+    case MODE_READY: return ML_NEXT(MPI_Irsend)(buf, count, type, dest, tag, comm, request);
+    default: return ML_NEXT(MPI_Isend)(buf, count, type, dest, tag, comm, request);
     }
 }
 
@@ -38,14 +30,10 @@ static int next_send_init(int mode, const void *buf, int count, MPI_Datatype typ
                           MPI_Request *request)
 {
     switch (mode) {
-    case MODE_BUFFERED:
-        return ML_NEXT(MPI_Bsend_init)(buf, count, type, dest, tag, comm, request);
-    case MODE_SYNCHRONOUS:
-        return ML_NEXT(MPI_Ssend_init)(buf, count, type, dest, tag, comm, request);
-    case MODE_READY:
-        return ML_NEXT(MPI_Rsend_init)(buf, count, type, dest, tag, comm, request);
-    default:
-        return ML_NEXT(MPI_Send_init)(buf, count, type, dest, tag, comm, request);
+    case MODE_BUFFERED: return ML_NEXT(MPI_Bsend_init)(buf, count, type, dest, tag, comm, request);
+    case MODE_SYNCHRONOUS: return ML_NEXT(MPI_Ssend_init)(buf, count, type, dest, tag, comm, request);
+    case MODE_READY: return ML_NEXT(MPI_Rsend_init)(buf, count, type, dest, tag, comm, request);
+    default: return ML_NEXT(MPI_Send_init)(buf, count, type, dest, tag, comm, request);
     }
 }
 

@@ -145,14 +145,10 @@ mpilens_progress_status_t mpilens_progress_info(mpilens_progress_info_t *info)
 const char *mpilens_progress_status_string(mpilens_progress_status_t status)
 {
     switch (status) {
-    case MPILENS_PROGRESS_OK:
-        return "success";
-    case MPILENS_PROGRESS_ERR_SPEC:
-        return "not a progress setting: MODE[,cpu=N|cpu=spare] with MODE one of " MODES;
-    case MPILENS_PROGRESS_ERR_STARTED:
-        return "MPI_Init already ran: configure the progress thread before it";
-    case MPILENS_PROGRESS_ERR_ARG:
-        return "a null pointer";
+    case MPILENS_PROGRESS_OK: return "success";
+    case MPILENS_PROGRESS_ERR_SPEC: return "not a progress setting: MODE[,cpu=N|cpu=spare] with MODE one of " MODES;
+    case MPILENS_PROGRESS_ERR_STARTED: return "MPI_Init already ran: configure the progress thread before it";
+    case MPILENS_PROGRESS_ERR_ARG: return "a null pointer";
     }
     return "unknown status";
 }

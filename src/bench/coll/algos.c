@@ -164,8 +164,7 @@ static void ref_bcast(const ref_t *x, coll_algo_t algo, int v, void *buf)
         else
             ref_recv(x, buf, 0);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -212,8 +211,7 @@ static void ref_reduce(const ref_t *x, coll_algo_t algo, int v, void *acc, void 
             ref_send(x, acc, 0);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -223,15 +221,9 @@ static void run_library(coll_t *o, coll_op_t op, int root)
 {
     int count = (int)o->size;
     switch (op) {
-    case OP_BCAST:
-        MPI_Bcast(o->data, count, MPI_BYTE, root, o->comm);
-        break;
-    case OP_REDUCE:
-        MPI_Reduce(o->data, o->result, count, MPI_UNSIGNED_CHAR, MPI_MAX, root, o->comm);
-        break;
-    default:
-        MPI_Allreduce(o->data, o->result, count, MPI_UNSIGNED_CHAR, MPI_MAX, o->comm);
-        break;
+    case OP_BCAST: MPI_Bcast(o->data, count, MPI_BYTE, root, o->comm); break;
+    case OP_REDUCE: MPI_Reduce(o->data, o->result, count, MPI_UNSIGNED_CHAR, MPI_MAX, root, o->comm); break;
+    default: MPI_Allreduce(o->data, o->result, count, MPI_UNSIGNED_CHAR, MPI_MAX, o->comm); break;
     }
 }
 
@@ -244,9 +236,7 @@ void coll_run(coll_t *o, const coll_point_t *pt, int root)
     ref_t x = {o, o->prog.size, root, (int)o->size};
     int v = (o->prog.rank - root + x.np) % x.np;
     switch (pt->op) {
-    case OP_BCAST:
-        ref_bcast(&x, pt->algo, v, o->data);
-        break;
+    case OP_BCAST: ref_bcast(&x, pt->algo, v, o->data); break;
     case OP_REDUCE:
         memcpy(o->result, o->data, o->size);
         ref_reduce(&x, pt->algo, v, o->result, o->tmp);

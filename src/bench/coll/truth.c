@@ -40,8 +40,7 @@ static int children(coll_algo_t algo, int v, int np, int *out)
             for (int j = 1; j < np; j++)
                 out[n++] = j;
         break;
-    default:
-        break;
+    default: break;
     }
     return n;
 }
@@ -76,18 +75,10 @@ static int depth(coll_algo_t algo, int v, int np)
     int hops = 0;
     while (v != 0) {
         switch (algo) {
-        case ALGO_LINEAR:
-            v = v - 1;
-            break;
-        case ALGO_BACKWARD:
-            v = (v + 1) % np;
-            break;
-        case ALGO_BINOMIAL:
-            v -= v & -v;
-            break;
-        default:
-            v = 0;
-            break;
+        case ALGO_LINEAR: v = v - 1; break;
+        case ALGO_BACKWARD: v = (v + 1) % np; break;
+        case ALGO_BINOMIAL: v -= v & -v; break;
+        default: v = 0; break;
         }
         hops++;
     }

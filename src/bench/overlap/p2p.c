@@ -213,12 +213,9 @@ static void handshake_all(overlap_t *o, const p2p_point_t *pt, int cmd)
 static double measured(const overlap_t *o, const p2p_bench_t *b, int64_t sequence)
 {
     switch (b->measure) {
-    case MINUS_LAT0:
-        return (double)sequence - o->lat0_ns;
-    case HALF:
-        return (double)sequence / 2.0;
-    default:
-        return (double)sequence;
+    case MINUS_LAT0: return (double)sequence - o->lat0_ns;
+    case HALF: return (double)sequence / 2.0;
+    default: return (double)sequence;
     }
 }
 
