@@ -97,6 +97,79 @@ static inline void check_nothing(const char *what, MPI_M_msid id, int flags)
     expected_free(&none);
 }
 
+/* The arguments of an all-to-all-v or -w in which rank i sends rank j count(i, j) elements,
+ * block j of a buffer starting where block j - 1 ends: counts and displacements as the int forms
+ * take them and, under MPI-4, as the large-count forms do (MPI_Count, MPI_Aint). Displacements
+ * advance by unit(j) per element of block j (NULL: by 1, displacements in elements; -w: the
+ * element size, displacements in bytes). out and in, zeroed, hold out_total and in_total units
+ * of unit_bytes bytes each. */
+typedef struct {
+    int *sendcounts, *recvcounts, *sdispls, *rdispls;
+#if MPI_VERSION >= 4
+    MPI_Count *sendcounts_c, *recvcounts_c;
+    MPI_Aint *sdispls_c, *rdispls_c;
+#endif
+    int out_total, in_total;
+    void *out, *in;
+} exchange_t;
+
+static inline int *montest_ints(int size)
+{
+    int *a = malloc(sizeof(int) * (size_t)size);
+    REQUIRE(a);
+    return a;
+}
+
+static inline exchange_t exchange_new(int rank, int size, int (*count)(int from, int to), int (*unit)(int to),
+                                      size_t unit_bytes)
+{
+    exchange_t x = {.sendcounts = montest_ints(size),
+                    .recvcounts = montest_ints(size),
+                    .sdispls = montest_ints(size),
+                    .rdispls = montest_ints(size)};
+    for (int j = 0; j < size; j++) {
+        x.sendcounts[j] = count(rank, j);
+        x.recvcounts[j] = count(j, rank);
+        x.sdispls[j] = x.out_total;
+        x.rdispls[j] = x.in_total;
+        x.out_total += x.sendcounts[j] * (unit ? unit(j) : 1);
+        x.in_total += x.recvcounts[j] * (unit ? unit(rank) : 1);
+    }
+#if MPI_VERSION >= 4
+    x.sendcounts_c = malloc(sizeof(MPI_Count) * (size_t)size);
+    x.recvcounts_c = malloc(sizeof(MPI_Count) * (size_t)size);
+    x.sdispls_c = malloc(sizeof(MPI_Aint) * (size_t)size);
+    x.rdispls_c = malloc(sizeof(MPI_Aint) * (size_t)size);
+    REQUIRE(x.sendcounts_c && x.recvcounts_c && x.sdispls_c && x.rdispls_c);
+    for (int j = 0; j < size; j++) {
+        x.sendcounts_c[j] = x.sendcounts[j];
+        x.recvcounts_c[j] = x.recvcounts[j];
+        x.sdispls_c[j] = x.sdispls[j];
+        x.rdispls_c[j] = x.rdispls[j];
+    }
+#endif
+    x.out = calloc((size_t)x.out_total, unit_bytes);
+    x.in = calloc((size_t)x.in_total, unit_bytes);
+    REQUIRE(x.out && x.in);
+    return x;
+}
+
+static inline void exchange_free(exchange_t *x)
+{
+    free(x->sendcounts);
+    free(x->recvcounts);
+    free(x->sdispls);
+    free(x->rdispls);
+#if MPI_VERSION >= 4
+    free(x->sendcounts_c);
+    free(x->recvcounts_c);
+    free(x->sdispls_c);
+    free(x->rdispls_c);
+#endif
+    free(x->out);
+    free(x->in);
+}
+
 /* MPI_Waitall with real statuses: MPICH's MPI_STATUSES_IGNORE sentinel trips gcc's bounds warnings. */
 static inline void wait_all(int n, MPI_Request *requests)
 {

@@ -43,57 +43,34 @@ static int v_count(int from, int to) { return from + 2 * to + 1; }
 
 static void alltoallv(void)
 {
-    int *sendcounts = malloc(sizeof(int) * (size_t)size), *recvcounts = malloc(sizeof(int) * (size_t)size);
-    int *sdispls = malloc(sizeof(int) * (size_t)size), *rdispls = malloc(sizeof(int) * (size_t)size);
-    int out_total = 0, in_total = 0;
-    for (int j = 0; j < size; j++) {
-        sendcounts[j] = v_count(rank, j);
-        recvcounts[j] = v_count(j, rank);
-        sdispls[j] = out_total;
-        rdispls[j] = in_total;
-        out_total += sendcounts[j];
-        in_total += recvcounts[j];
-    }
-    double *out = calloc((size_t)out_total, sizeof(double)), *in = calloc((size_t)in_total, sizeof(double));
-    MPI_Alltoallv(out, sendcounts, sdispls, MPI_DOUBLE, in, recvcounts, rdispls, MPI_DOUBLE, MPI_COMM_WORLD);
-    free(out);
-    free(in);
-    free(sendcounts);
-    free(recvcounts);
-    free(sdispls);
-    free(rdispls);
+    exchange_t x = exchange_new(rank, size, v_count, NULL, sizeof(double));
+    MPI_Alltoallv(x.out, x.sendcounts, x.sdispls, MPI_DOUBLE, x.in, x.recvcounts, x.rdispls, MPI_DOUBLE,
+                  MPI_COMM_WORLD);
+    exchange_free(&x);
 }
 
 /* Alltoallw: what rank j gets from anyone is j + 1 elements of its own type (displacements in
  * bytes). */
 static MPI_Datatype w_type(int to) { return to % 2 ? MPI_INT : MPI_DOUBLE; }
 static int w_size(int to) { return to % 2 ? (int)sizeof(int) : (int)sizeof(double); }
+static int w_count(int from, int to)
+{
+    (void)from;
+    return to + 1;
+}
 
 static void alltoallw(void)
 {
-    int *sendcounts = malloc(sizeof(int) * (size_t)size), *recvcounts = malloc(sizeof(int) * (size_t)size);
-    int *sdispls = malloc(sizeof(int) * (size_t)size), *rdispls = malloc(sizeof(int) * (size_t)size);
+    exchange_t x = exchange_new(rank, size, w_count, w_size, 1);
     MPI_Datatype *sendtypes = malloc(sizeof(MPI_Datatype) * (size_t)size);
     MPI_Datatype *recvtypes = malloc(sizeof(MPI_Datatype) * (size_t)size);
-    int out_bytes = 0, in_bytes = 0;
+    REQUIRE(sendtypes && recvtypes);
     for (int j = 0; j < size; j++) {
-        sendcounts[j] = j + 1;
         sendtypes[j] = w_type(j);
-        sdispls[j] = out_bytes;
-        out_bytes += (j + 1) * w_size(j);
-        recvcounts[j] = rank + 1;
         recvtypes[j] = w_type(rank);
-        rdispls[j] = in_bytes;
-        in_bytes += (rank + 1) * w_size(rank);
     }
-    char *out = calloc((size_t)out_bytes, 1), *in = calloc((size_t)in_bytes, 1);
-    MPI_Alltoallw(out, sendcounts, sdispls, sendtypes, in, recvcounts, rdispls, recvtypes, MPI_COMM_WORLD);
-    free(out);
-    free(in);
-    free(sendcounts);
-    free(recvcounts);
-    free(sdispls);
-    free(rdispls);
+    MPI_Alltoallw(x.out, x.sendcounts, x.sdispls, sendtypes, x.in, x.recvcounts, x.rdispls, recvtypes, MPI_COMM_WORLD);
+    exchange_free(&x);
     free(sendtypes);
     free(recvtypes);
 }
@@ -106,14 +83,10 @@ static void (*const run[CASES])(void) = {alltoall, ialltoall, alltoall_in_place,
 static unsigned long bytes(exchange c, int i, int j)
 {
     switch (c) {
-    case IN_PLACE:
-        return INPLACE_C * sizeof(int);
-    case ALLTOALLV:
-        return (unsigned long)v_count(i, j) * sizeof(double);
-    case ALLTOALLW:
-        return (unsigned long)(j + 1) * (unsigned long)w_size(j);
-    default:
-        return C * sizeof(int);
+    case IN_PLACE: return INPLACE_C * sizeof(int);
+    case ALLTOALLV: return (unsigned long)v_count(i, j) * sizeof(double);
+    case ALLTOALLW: return (unsigned long)w_count(i, j) * (unsigned long)w_size(j);
+    default: return C * sizeof(int);
     }
 }
 

@@ -27,38 +27,20 @@ static void ring(expected_t *e)
         expect(e, r, (r + 1) % size, 4, 100 + 50 + 2 * 20);
 }
 
-static MPI_Count v_count(int from, int to) { return from + 2 * to + 1; }
+static int v_count(int from, int to) { return from + 2 * to + 1; }
 
 static void collectives(expected_t *e)
 {
     int x = rank, y;
     MPI_Allreduce_c(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Count *sendcounts = malloc(sizeof(MPI_Count) * (size_t)size),
-              *recvcounts = malloc(sizeof(MPI_Count) * (size_t)size);
-    MPI_Aint *sdispls = malloc(sizeof(MPI_Aint) * (size_t)size), *rdispls = malloc(sizeof(MPI_Aint) * (size_t)size);
-    REQUIRE(sendcounts && recvcounts && sdispls && rdispls);
-    MPI_Aint out_total = 0, in_total = 0;
-    for (int j = 0; j < size; j++) {
-        sendcounts[j] = v_count(rank, j);
-        recvcounts[j] = v_count(j, rank);
-        sdispls[j] = out_total;
-        rdispls[j] = in_total;
-        out_total += sendcounts[j];
-        in_total += recvcounts[j];
-    }
-    int *out = calloc((size_t)out_total, sizeof(int)), *in = calloc((size_t)in_total, sizeof(int));
-    REQUIRE(out && in);
-    MPI_Alltoallv_c(out, sendcounts, sdispls, MPI_INT, in, recvcounts, rdispls, MPI_INT, MPI_COMM_WORLD);
+    exchange_t v = exchange_new(rank, size, v_count, NULL, sizeof(int));
+    MPI_Alltoallv_c(v.out, v.sendcounts_c, v.sdispls_c, MPI_INT, v.in, v.recvcounts_c, v.rdispls_c, MPI_INT,
+                    MPI_COMM_WORLD);
     for (int i = 0; i < size; i++)
         for (int j = 0; j < size; j++)
             if (i != j)
                 expect(e, i, j, 2, sizeof(int) * (1 + (unsigned long)v_count(i, j)));
-    free(out);
-    free(in);
-    free(sendcounts);
-    free(recvcounts);
-    free(sdispls);
-    free(rdispls);
+    exchange_free(&v);
 }
 
 static void one_sided(expected_t *e)

@@ -8,16 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* check.h, not mpitest.h: checks run before MPI_Init and after MPI_Finalize too */
+#include "check.h"
 #include "mpilens/piggyback.h"
-
-static int failures;
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #cond);                                         \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 static void check_names(void)
 {
@@ -77,9 +70,9 @@ int main(int argc, char **argv)
     CHECK(sum == size);
 
     int all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&check_failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Finalize();
     if (rank == 0 && !all_failures)
         printf("passed\n");
-    return failures ? 1 : 0;
+    return check_failures ? 1 : 0;
 }
