@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Every rank parses the same command line, so all of them come here together; rank 0 speaks. */
 _Noreturn static inline void exit_usage(int rank, const char *fmt, ...)
@@ -43,6 +44,31 @@ static inline const char *option_value(int rank, int argc, char **argv, int *a, 
     if (*a + 1 >= argc)
         exit_usage(rank, "missing value for --%s", option);
     return argv[++*a];
+}
+
+/* An integer option: its name, where it goes, its range. A NULL dest is --n, which sets the
+ * three grid sizes at once (a later option wins). */
+typedef struct {
+    const char *name;
+    int *dest;
+    int min, max;
+} int_option_t;
+
+/* Sets the integer option named `option` among the n of `ints` from argv (see option_value), or
+ * ends the run with the usage if there is none of that name. */
+static inline void set_int_option(int rank, const int_option_t *ints, size_t n, int argc, char **argv, int *a,
+                                  const char *equals, const char *option, int *grid[3])
+{
+    size_t i = 0;
+    while (i < n && strcmp(ints[i].name, option) != 0)
+        i++;
+    if (i == n)
+        exit_usage(rank, "unknown option --%s (see --help)", option);
+    int v = parse_int(rank, option, option_value(rank, argc, argv, a, equals, option), ints[i].min, ints[i].max);
+    if (ints[i].dest)
+        *ints[i].dest = v;
+    else
+        *grid[0] = *grid[1] = *grid[2] = v;
 }
 
 #endif

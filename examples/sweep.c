@@ -120,12 +120,7 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
             o->wildcard = 1;
             continue;
         }
-        /* --n, without a destination of its own, sets all three sizes; a later option wins. */
-        struct {
-            const char *name;
-            int *dest;
-            int min, max;
-        } ints[] = {
+        const int_option_t ints[] = {
             {"n", NULL, 1, MAX_CELLS},
             {"nx", &o->nx, 1, MAX_CELLS},
             {"ny", &o->ny, 1, MAX_CELLS},
@@ -134,16 +129,8 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
             {"iterations", &o->iterations, 1, 1000000},
             {"repeat", &o->repeat, 1, 10000},
         };
-        size_t i = 0;
-        while (i < sizeof ints / sizeof ints[0] && strcmp(ints[i].name, option) != 0)
-            i++;
-        if (i == sizeof ints / sizeof ints[0])
-            exit_usage(rank, "unknown option --%s (see --help)", option);
-        int v = parse_int(rank, option, option_value(rank, argc, argv, &a, equals, option), ints[i].min, ints[i].max);
-        if (ints[i].dest)
-            *ints[i].dest = v;
-        else
-            o->nx = o->ny = o->nz = v;
+        int *grid[3] = {&o->nx, &o->ny, &o->nz};
+        set_int_option(rank, ints, sizeof ints / sizeof ints[0], argc, argv, &a, equals, option, grid);
     }
 }
 

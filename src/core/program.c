@@ -280,6 +280,14 @@ void ml_program_point(ml_program_t *p, const ml_json_t *record)
         write_failed(p);
 }
 
+void ml_program_point_end(ml_program_t *p, ml_json_t *record)
+{
+    ml_json_end_object(record); /* stats */
+    ml_json_end_object(record);
+    ml_program_point(p, record);
+    ml_json_free(record);
+}
+
 void ml_program_note(ml_program_t *p, const char *level, const char *text, const char *key)
 {
     if (p->rank == 0 && ml_results_note(p->results, level, text, key) != 0)

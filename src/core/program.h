@@ -93,6 +93,9 @@ int ml_program_skip(const ml_program_t *p, const char *key);
 /* Rank 0 appends the record; other ranks ignore it. A write failure aborts the job: the points
  * written before it stay in the file. */
 void ml_program_point(ml_program_t *p, const ml_json_t *record);
+/* The end of a point record, which closes with its stats object: closes both, appends the record
+ * (ml_program_point) and frees it. */
+void ml_program_point_end(ml_program_t *p, ml_json_t *record);
 void ml_program_note(ml_program_t *p, const char *level, const char *text, const char *key);
 
 /* Collective. Every rank passes its record (or an empty ml_json_t when it has none); rank 0

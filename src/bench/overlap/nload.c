@@ -80,10 +80,7 @@ static void write_point(overlap_t *o, const char *key, size_t i, int threads, co
     ml_json_double(&j, "ratio", t_comm > 0 ? (sum.median - t_comm) / t_comm : NAN);
     ml_json_double(&j, "slowdown", t_comm > 0 ? sum.median / t_comm : NAN);
     ml_json_sample(&j, "sample", t, &o->prog.stop_rule, reason);
-    ml_json_end_object(&j);
-    ml_json_end_object(&j);
-    ml_program_point(&o->prog, &j);
-    ml_json_free(&j);
+    ml_program_point_end(&o->prog, &j);
 }
 
 void nload_run(overlap_t *o)

@@ -131,10 +131,7 @@ void overlap_write_map_point(overlap_t *o, const char *bench, const char *key, i
     ml_json_double(&j, "ratio", ml_overlap_ratio(t_measured, t_comm, t_comp));
     ml_json_sample(&j, "sample", t, &o->prog.stop_rule, reason);
     ml_json_sample(&j, "comp", comp, &o->prog.stop_rule, reason);
-    ml_json_end_object(&j);
-    ml_json_end_object(&j);
-    ml_program_point(&o->prog, &j);
-    ml_json_free(&j);
+    ml_program_point_end(&o->prog, &j);
 }
 
 /* ---- main ------------------------------------------------------------------------------ */

@@ -359,10 +359,7 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
                 if (b->measure == MINUS_LAT0)
                     ml_json_double(&j, "lat0_ns", o->lat0_ns);
                 ml_json_sample(&j, "sample", &t, &o->prog.stop_rule, reason);
-                ml_json_end_object(&j);
-                ml_json_end_object(&j);
-                ml_program_point(&o->prog, &j);
-                ml_json_free(&j);
+                ml_program_point_end(&o->prog, &j);
             }
         }
     }

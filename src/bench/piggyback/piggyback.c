@@ -326,10 +326,7 @@ static void write_point(pb_bench_t *b, const point_t *pt, const char *key, const
         ml_json_double(&j, "latency_ns", sum.median);
     }
     ml_json_sample(&j, "sample", sample, rule, reason);
-    ml_json_end_object(&j);
-    ml_json_end_object(&j);
-    ml_program_point(&b->prog, &j);
-    ml_json_free(&j);
+    ml_program_point_end(&b->prog, &j);
 }
 
 static void run_point(pb_bench_t *b, const point_t *pt)

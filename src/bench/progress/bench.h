@@ -52,10 +52,8 @@ typedef struct {
 /* ---- records.c ---- */
 void ml_point_key(char *buf, size_t len, const ml_point_t *pt);
 /* Initialises j with a point record's opening: type, family, bench, key, every parameter
- * (ranks > 0 adds "ranks"), and opens "stats". */
+ * (ranks > 0 adds "ranks"), and opens "stats"; ml_program_point_end closes and writes it. */
 void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, const char *key, int ranks);
-/* Closes "stats" and the record, writes it (rank 0) and frees j. */
-void ml_point_end(ml_bench_t *b, ml_json_t *j);
 /* The medians of a point's samples (t_o_ns, t_mpi_ns, t_ov_ns, t_start_ns, t_test_ns, t_wait_ns,
  * t_c_ns for work-based points) and the tests of one repetition. */
 void ml_samples_json(ml_json_t *j, const ml_samples_t *s, int work);

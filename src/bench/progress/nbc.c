@@ -207,7 +207,7 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
             overhead_stats(&j, pt, all, ranks, t_b, s.tests);
         ml_json_int(&j, "late_reps", late);
         ml_json_sample(&j, "sample", &slowest, &n->b->prog.stop_rule, reason);
-        ml_point_end(n->b, &j);
+        ml_program_point_end(&n->b->prog, &j);
     }
     free(all);
     ml_samples_free(&s);

@@ -91,7 +91,7 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
     if (pt->work >= 0)
         ml_samples_json(&j, &s, pt->work);
     ml_json_sample(&j, "sample", &s.o, &p->b->prog.stop_rule, reason);
-    ml_point_end(p->b, &j);
+    ml_program_point_end(&p->b->prog, &j);
     ml_samples_free(&s);
     return t_o;
 }

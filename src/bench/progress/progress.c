@@ -134,7 +134,7 @@ static void write_interrupts(ml_bench_t *b, const char *key, const interrupt_opt
     ml_json_double(&j, "achieved_hz", r->achieved_hz);
     ml_json_double(&j, "per_interrupt_ns", r->per_interrupt_ns);
     ml_json_double(&j, "spread", r->spread);
-    ml_point_end(b, &j);
+    ml_program_point_end(&b->prog, &j);
 }
 
 /* Rank 0 measures its node's CPU set; the other ranks wait asleep, taking no core from it. */

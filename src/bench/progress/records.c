@@ -44,14 +44,6 @@ void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, con
     ml_json_begin_object(j, "stats");
 }
 
-void ml_point_end(ml_bench_t *b, ml_json_t *j)
-{
-    ml_json_end_object(j);
-    ml_json_end_object(j);
-    ml_program_point(&b->prog, j);
-    ml_json_free(j);
-}
-
 void ml_samples_json(ml_json_t *j, const ml_samples_t *s, int work)
 {
     ml_json_double(j, "t_o_ns", ml_median(&s->o));

@@ -89,7 +89,7 @@ static void write_best(ml_bench_t *b, const ml_sweep_t *s, ml_point_t pt, const 
         ml_json_end_object(&j);
     }
     ml_json_end_array(&j);
-    ml_point_end(b, &j);
+    ml_program_point_end(&b->prog, &j);
 }
 
 /* Rank 0: a value of a point measured by an earlier run. The file was checked when it was

@@ -103,10 +103,7 @@ static void per_rank_points(sanity_t *s, const char *bench, const char *phase, c
             ml_json_begin_object(&j, "stats");
             for (int i = 0; i < n; i++)
                 ml_json_double(&j, names[i], all[(size_t)r * (size_t)n + (size_t)i]);
-            ml_json_end_object(&j);
-            ml_json_end_object(&j);
-            ml_program_point(p, &j);
-            ml_json_free(&j);
+            ml_program_point_end(p, &j);
         }
         ml_program_progress(p, key);
     }
@@ -201,10 +198,7 @@ static void check_compute(sanity_t *s)
                 if (k == 1)
                     ml_json_int(&j, "units", (int64_t)units);
                 ml_json_sample(&j, "sample", &sample, &p->stop_rule, reason);
-                ml_json_end_object(&j);
-                ml_json_end_object(&j);
-                ml_program_point(p, &j);
-                ml_json_free(&j);
+                ml_program_point_end(p, &j);
             }
             ml_sample_free(&sample);
             ml_program_progress(p, key);
@@ -318,10 +312,7 @@ static void check_start(sanity_t *s, const ml_offset_t *offset)
             ml_json_double(&j, "max_lateness_ns", sum.median);
             ml_json_double(&j, "late_fraction", (double)late_reps / (double)sample.n);
             ml_json_sample(&j, "sample", &sample, &p->stop_rule, reason);
-            ml_json_end_object(&j);
-            ml_json_end_object(&j);
-            ml_program_point(p, &j);
-            ml_json_free(&j);
+            ml_program_point_end(p, &j);
         }
         ml_sample_free(&sample);
         ml_program_progress(p, key);
