@@ -228,72 +228,75 @@ int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[
     return rc;
 }
 
-int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+/* Waitany (wait) and Testany. MPI cannot wait for a pair (MPI_Isendrecv): only the layer's tests
+ * move one on, so a Waitany among pairs tests until something completes. */
+static int complete_any(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status, int wait)
 {
     snapshot_t s;
+    *flag = 1;
     if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE, 0))
-        return ML_NEXT(MPI_Waitany)(n, requests, index, status);
-    if (s.pairs) { /* MPI cannot wait for a pair: only the layer's tests move it on */
+        return wait ? ML_NEXT(MPI_Waitany)(n, requests, index, status)
+                    : ML_NEXT(MPI_Testany)(n, requests, index, flag, status);
+    if (wait && s.pairs) {
         snapshot_free(&s, MPI_STATUSES_IGNORE);
-        int flag = 0, rc;
+        int rc;
         do
-            rc = ml_pb_testany(n, requests, index, &flag, status);
-        while (rc == MPI_SUCCESS && !flag);
+            rc = complete_any(n, requests, index, flag, status, 0);
+        while (rc == MPI_SUCCESS && !*flag);
         return rc;
     }
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = ML_NEXT(MPI_Waitany)(n, requests, index, st);
-    if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && s.records[*index])
-        ml_pb_complete(s.records[*index], st);
-    snapshot_free(&s, MPI_STATUSES_IGNORE);
-    return rc;
-}
-
-int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    snapshot_t s;
-    if (!snapshot(&s, n, requests, MPI_STATUSES_IGNORE, 0))
-        return ML_NEXT(MPI_Testany)(n, requests, index, flag, status);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = ML_NEXT(MPI_Testany)(n, requests, index, flag, st);
+    int rc = wait ? ML_NEXT(MPI_Waitany)(n, requests, index, st) : ML_NEXT(MPI_Testany)(n, requests, index, flag, st);
     if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && s.records[*index])
         ml_pb_complete(s.records[*index], st);
     snapshot_free(&s, MPI_STATUSES_IGNORE);
     return rc;
 }
 
-int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+int ml_pb_waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int flag;
+    return complete_any(n, requests, index, &flag, status, 1);
+}
+
+int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    return complete_any(n, requests, index, flag, status, 0);
+}
+
+/* Waitsome (wait) and Testsome; among pairs, Waitsome tests until something completes, as
+ * complete_any does. */
+static int complete_some(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[], int wait)
 {
     snapshot_t s;
     if (!snapshot(&s, n, requests, statuses, 0))
-        return ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, statuses);
-    if (s.pairs) { /* as in ml_pb_waitany */
+        return wait ? ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, statuses)
+                    : ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, statuses);
+    if (wait && s.pairs) {
         snapshot_free(&s, statuses);
         int rc;
         do
-            rc = ml_pb_testsome(n, requests, outcount, indices, statuses);
+            rc = complete_some(n, requests, outcount, indices, statuses, 0);
         while (rc == MPI_SUCCESS && *outcount == 0);
         return rc;
     }
-    int rc = ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, s.statuses);
+    int rc = wait ? ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, s.statuses)
+                  : ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, s.statuses);
     if (*outcount != MPI_UNDEFINED)
         complete_entries(&s, rc, *outcount, indices);
     snapshot_free(&s, statuses);
     return rc;
 }
 
+int ml_pb_waitsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    return complete_some(n, requests, outcount, indices, statuses, 1);
+}
+
 int ml_pb_testsome(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
 {
-    snapshot_t s;
-    if (!snapshot(&s, n, requests, statuses, 0))
-        return ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, statuses);
-    int rc = ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, s.statuses);
-    if (*outcount != MPI_UNDEFINED)
-        complete_entries(&s, rc, *outcount, indices);
-    snapshot_free(&s, statuses);
-    return rc;
+    return complete_some(n, requests, outcount, indices, statuses, 0);
 }
 
 /* ---- persistent requests, cancel, free ------------------------------------------------------------ */
