@@ -14,9 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence
 
-from . import launch
+from . import launch, results
 from .errors import MpilensError
 from .family import PRESETS, Family
+from .progress import Progress
 
 DEFAULT_RANKS = 2
 DEFAULT_RANK_COUNTS = "2,4"
@@ -137,6 +138,38 @@ def lib_dir_help(library: str) -> str:
         "or MPILENS_BIN_DIR, then build/<flavour>/lib of the checkout, then <prefix>/lib "
         "beside a <prefix>/bin on PATH)"
     )
+
+
+def add_lib_dir(group: OptionGroup, library: str) -> None:
+    """--lib-dir of a command that preloads lib<library>.so."""
+    group.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(library))
+
+
+# A layer study's optional measurement (piggyback's applications, progress's overlap maps) is
+# made by default, but not with --preset quick.
+PRESET_FLAG_ON = {"quick": False, "default": True, "full": True}
+
+
+def add_preset_flag(group: OptionGroup, flag: str, help: str) -> None:
+    """--FLAG and --no-FLAG; given neither, preset_flag decides by the preset."""
+    group.add_argument(
+        flag,
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"{help} (default: on, off with --preset quick)",
+    )
+
+
+def preset_flag(value: Optional[bool], preset: str) -> bool:
+    """An add_preset_flag option's value: as given, else PRESET_FLAG_ON by the preset."""
+    return PRESET_FLAG_ON[preset] if value is None else value
+
+
+def add_study_options(parser: argparse.ArgumentParser, name: str) -> OptionGroup:
+    """The launch options of a command that runs its program under a preloaded layer (default
+    preset "default"), and the group for its own, "<name> options"."""
+    add_launch_options(parser, "default", LAYER_BIN_DIR_HELP)
+    return parser.add_argument_group(f"{name} options")
 
 
 def add_launch_options(
@@ -273,6 +306,21 @@ class EnvLauncher:
         shown = [f"{name}={value}" for name, value in own_env.items()] + list(command)
         print(f"mpilens: running {shlex.join(shown)}", file=sys.stderr, flush=True)
         return own_env
+
+    def run(
+        self,
+        program: launch.PathLike,
+        program_args: Sequence[str],
+        env: Mapping[str, str],
+        output: Path,
+        label: str,
+    ) -> results.Run:
+        """Run an mpilens program that writes output, announced, its progress shown under
+        label; what it wrote."""
+        command = self.command(program, program_args, env)
+        own_env = self.announce(command, env)
+        launch.run(command, output, Progress(label), env=own_env)
+        return results.load(output)
 
 
 def check_resume(args: argparse.Namespace) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from .errors import MpilensError
 from .results import Run, merge
@@ -130,3 +130,49 @@ class Family:
     def output_name(self, ranks: int) -> str:
         """The results file of one run: named by its rank count in a series."""
         return f"{self.name}-np{ranks}.jsonl" if self.np_series else f"{self.name}.jsonl"
+
+
+class StudyAnalysis(Protocol):
+    """What analysis/<name>.py of a study family gives (see study_family)."""
+
+    def diagnose(self, run: Run, /) -> List[str]: ...
+    def compare(self, run_a: Run, run_b: Run, /) -> List[str]: ...
+    def comparison_table(self, run: Run, /) -> List[str]: ...
+    def combine(self, runs: Sequence[Run], /) -> Run: ...
+
+
+class StudyPlots(Protocol):
+    """What plots/<name>.py of a study family gives (see study_family)."""
+
+    def render(self, run: Run, /) -> ReportSection: ...
+    def compare_parts(self, run_a: Run, run_b: Run, labels: Tuple[str, str], /) -> List[Part]: ...
+
+
+def study_family(
+    name: str,
+    program: str,
+    description: str,
+    analysis: StudyAnalysis,
+    plots: StudyPlots,
+    command: Command,
+    presets: Mapping[str, Sequence[str]],
+) -> Family:
+    """A family whose command makes a study of several files at 2 ranks or more (piggyback and
+    progress under each setting, map's examples), read as one run by its analysis's combine: its
+    command is its own, not in `mpilens suite`; the report takes every part from its analysis and
+    plots modules, the command prints its analysis's comparison_table."""
+    return Family(
+        name,
+        program,
+        description,
+        plots.render,
+        analysis.diagnose,
+        analysis.compare,
+        commands=(command,),
+        presets=presets,
+        compare_parts=plots.compare_parts,
+        in_suite=False,
+        min_ranks=2,
+        text_table=analysis.comparison_table,
+        combine=analysis.combine,
+    )

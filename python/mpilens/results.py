@@ -53,6 +53,16 @@ class Run:
         texts = [str(note.get("text", "")) for note in self.notes if note.get("level") == level]
         return list(dict.fromkeys(texts))
 
+    def file_warnings(self, named: Optional[Callable[[Run], str]] = None) -> List[str]:
+        """The warning notes of each file the run was read from (its members, or itself), as
+        findings: "warning: <text>", or "warning: <named(file)>: <text>"; each once."""
+        texts = [
+            f"warning: {named(member)}: {text}" if named else f"warning: {text}"
+            for member in (self.members or [self])
+            for text in member.note_texts("warning")
+        ]
+        return list(dict.fromkeys(texts))
+
     @property
     def progress_label(self) -> Optional[str]:
         """The progress setting the run was measured under ("none", "thread:poll,cpu=1", ...),

@@ -896,15 +896,6 @@ def _cg_sentences(head: str, entry: CgPoint) -> List[str]:
 # --- diagnosis -----------------------------------------------------------------------------------
 
 
-def _warning_notes(run: Run) -> List[str]:
-    texts = [
-        f"warning: {text}"
-        for member in (run.members or [run])
-        for text in member.note_texts("warning")
-    ]
-    return list(dict.fromkeys(texts))
-
-
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     sentences: List[str] = []
@@ -924,7 +915,7 @@ def diagnose(run: Run) -> List[str]:
         for sentence in (_modeled_nodes_sentence(*machine) for machine in machines)
         if sentence is not None
     ]
-    return list(dict.fromkeys(sentences)) + _warning_notes(run)
+    return list(dict.fromkeys(sentences)) + run.file_warnings()
 
 
 # --- the table `mpilens map` prints --------------------------------------------------------------

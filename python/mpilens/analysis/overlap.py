@@ -11,7 +11,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from .. import program_options
 from ..errors import MpilensError
@@ -866,6 +866,25 @@ def _control_text(check: ControlCheck) -> str:
     return f"{check.median:.2f}"
 
 
+# A figure measured of each run (a threshold, a check), for _both_sentence.
+Measured = TypeVar("Measured")
+
+
+def _both_sentence(
+    what: str,
+    runs: Tuple[Run, Run],
+    names: Tuple[str, str],
+    measure: Callable[[Run], Optional[Measured]],
+    text: Callable[[Measured], str],
+    separator: str = ", ",
+) -> Optional[str]:
+    """ "what: A's name and text, B's name and text", when both runs have the measure."""
+    found = [measure(run) for run in runs]
+    if found[0] is None or found[1] is None:
+        return None
+    return f"{what}: {names[0]} {text(found[0])}{separator}{names[1]} {text(found[1])}"
+
+
 def compare(run_a: Run, run_b: Run) -> List[str]:
     """Sentences setting run A's overlap against run B's, the biggest differences first."""
     names = run_names(run_a, run_b)
@@ -894,25 +913,33 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     sentences += [
         f"{LABELS[b]}: {_share_phrase(names, shares[b])}" for b in shares if b not in biggest
     ]
-    threshold_a, threshold_b = threshold(run_a), threshold(run_b)
-    if threshold_a is not None and threshold_b is not None:
-        sentences.append(
-            f"where the {LABELS[SENDER]} map switches with size: {names[0]} "
-            f"{_switch_text(threshold_a)}; {names[1]} {_switch_text(threshold_b)}"
-        )
-    control_a, control_b = control_check(run_a), control_check(run_b)
-    if control_a is not None and control_b is not None:
-        sentences.append(
-            f"method check, median ratio of the blocking control (about 1 when the "
-            f"measurement is sound): {names[0]} {_control_text(control_a)}, "
-            f"{names[1]} {_control_text(control_b)}"
-        )
-    worst_a, worst_b = worst_slowdown(run_a), worst_slowdown(run_b)
-    if worst_a is not None and worst_b is not None:
-        sentences.append(
-            f"{LABELS[NLOAD]}, worst slowdown: {names[0]} ×{_factor(worst_a)}, "
-            f"{names[1]} ×{_factor(worst_b)}"
-        )
+    runs = (run_a, run_b)
+    both = [
+        _both_sentence(
+            f"where the {LABELS[SENDER]} map switches with size",
+            runs,
+            names,
+            threshold,
+            _switch_text,
+            separator="; ",
+        ),
+        _both_sentence(
+            "method check, median ratio of the blocking control (about 1 when the measurement "
+            "is sound)",
+            runs,
+            names,
+            control_check,
+            _control_text,
+        ),
+        _both_sentence(
+            f"{LABELS[NLOAD]}, worst slowdown",
+            runs,
+            names,
+            worst_slowdown,
+            lambda worst: f"×{_factor(worst)}",
+        ),
+    ]
+    sentences += [sentence for sentence in both if sentence is not None]
     return sentences
 
 

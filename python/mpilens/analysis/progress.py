@@ -852,17 +852,6 @@ def _interrupt_sentences(run: Run) -> List[str]:
     return sentences
 
 
-def _warning_notes(run: Run) -> List[str]:
-    """The programs' warnings (MPILENS_PROGRESS set without the library loaded, ...), each
-    naming its setting."""
-    texts = [
-        f"warning: {label_of(member)}: {text}"
-        for member in (run.members or [run])
-        for text in member.note_texts("warning")
-    ]
-    return list(dict.fromkeys(texts))
-
-
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = measurements(run)
@@ -874,7 +863,9 @@ def diagnose(run: Run) -> List[str]:
         + _async_sentences(run, found)
         + _blocking_sentences(found)
         + _interrupt_sentences(run)
-        + _warning_notes(run)
+        # The programs' warnings (MPILENS_PROGRESS set without the library loaded, ...), each
+        # naming its setting.
+        + run.file_warnings(label_of)
     )
 
 

@@ -20,7 +20,7 @@ from .. import launch, matrices
 from ..analysis import map as analysis
 from ..cli_common import BIN_DIR_HELP, ensure_writable
 from ..errors import MpilensError
-from ..family import Command, Family
+from ..family import Command, Family, study_family
 from ..plots import map as plots
 from ..text import columns, percent
 from ..units import format_size, format_time
@@ -416,35 +416,27 @@ def _run(args: argparse.Namespace, family: Family) -> None:
         print(line)
 
 
-FAMILY = Family(
+FAMILY = study_family(
     "map",
     "mpilens-example-reorder-allgather",
     "Which rank order fits the communication pattern to the machine, and does reordering pay? "
     "The gain of reordering over iterations and buffer sizes, its break-even, and the cost "
     "model's prediction (seed 004)",
-    plots.render,
-    analysis.diagnose,
-    analysis.compare,
-    commands=(
-        Command(
-            _add_arguments,
-            _run,
-            help=(
-                "find the rank order that fits a communication matrix to the machine, and write "
-                "the files that make mpirun, mpiexec or srun use it"
-            ),
-            description=(
-                f"Map the ranks of MATRIX onto the machine with --algo and the baselines "
-                f"({', '.join(BASELINES)}) by running {PROGRAM}; write PREFIX.json, "
-                "PREFIX.perm, PREFIX.rankfile (Open MPI), PREFIX.hydra (MPICH) and "
-                "PREFIX.slurm (srun), and print what each mapping costs."
-            ),
+    analysis,
+    plots,
+    Command(
+        _add_arguments,
+        _run,
+        help=(
+            "find the rank order that fits a communication matrix to the machine, and write "
+            "the files that make mpirun, mpiexec or srun use it"
+        ),
+        description=(
+            f"Map the ranks of MATRIX onto the machine with --algo and the baselines "
+            f"({', '.join(BASELINES)}) by running {PROGRAM}; write PREFIX.json, "
+            "PREFIX.perm, PREFIX.rankfile (Open MPI), PREFIX.hydra (MPICH) and "
+            "PREFIX.slurm (srun), and print what each mapping costs."
         ),
     ),
     presets={},
-    compare_parts=plots.compare_parts,
-    in_suite=False,
-    min_ranks=2,
-    text_table=analysis.comparison_table,
-    combine=analysis.combine,
 )

@@ -16,8 +16,8 @@ from ..analysis import monitor as analysis
 from ..cli_common import (
     EnvLauncher,
     add_launch_options,
+    add_lib_dir,
     ensure_writable,
-    lib_dir_help,
     output_dir,
 )
 from ..errors import MpilensError
@@ -41,7 +41,7 @@ def _add_monitor_arguments(sub: argparse.ArgumentParser, family: Family) -> None
         "bin directory of an mpilens installation: the library is "
         "looked for in DIR/../lib and DIR/../lib64",
     )
-    sub.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(MONITOR_LIBRARY))
+    add_lib_dir(sub, MONITOR_LIBRARY)
     sub.add_argument(
         "program",
         nargs=argparse.REMAINDER,

@@ -19,18 +19,19 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from .. import __version__, launch, results
 from ..analysis import piggyback
 from ..cli_common import (
-    LAYER_BIN_DIR_HELP,
     EnvLauncher,
     Names,
-    add_launch_options,
+    add_lib_dir,
+    add_preset_flag,
+    add_study_options,
     check_new,
     check_resume,
-    lib_dir_help,
     output_dir,
+    preset_flag,
     program_tail,
 )
 from ..errors import MpilensError
-from ..family import Command, Family, Outcome
+from ..family import Command, Family, Outcome, study_family
 from ..plots import piggyback as plots
 from ..progress import Progress
 from ..text import short_library
@@ -54,7 +55,6 @@ APP_SCALE_MAX = 100.0
 # run of --repeat solves then lasts about a second.
 PRESETS = {"quick": ["--budget", "50ms"], "default": [], "full": ["--budget", "1s"]}
 SIZES = {"quick": "1:1M", "default": "1:4M", "full": "1:4M"}
-APPS_ON = {"quick": False, "default": True, "full": True}
 APP_REPEAT = {"quick": 3, "default": 3, "full": 5}
 # (program, its size options, iterations by preset)
 APPS = {
@@ -104,8 +104,7 @@ def _app_scale(text: str) -> float:
 
 
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
-    add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
-    group = sub.add_argument_group("piggyback options")
+    group = add_study_options(sub, "piggyback")
     METHODS.add_option(
         group,
         "--methods",
@@ -123,14 +122,10 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
             f"(default {PIGGYBACK_PB_SIZES})"
         ),
     )
-    group.add_argument(
+    add_preset_flag(
+        group,
         "--apps",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help=(
-            "also time the example applications (sweep, cg) with and without "
-            "the layer (default: on, off with --preset quick)"
-        ),
+        "also time the example applications (sweep, cg) with and without the layer",
     )
     group.add_argument(
         "--app-scale",
@@ -148,7 +143,7 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
         action="store_false",
         help="do not write the measured auto threshold into the file the layer reads",
     )
-    group.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(PIGGYBACK_LIBRARY))
+    add_lib_dir(group, PIGGYBACK_LIBRARY)
 
 
 @dataclass
@@ -315,10 +310,7 @@ def _check_layer(run: results.Run, planned: PiggybackRun) -> None:
 
 def _run_piggyback(launcher: _Launcher, program: Path, planned: PiggybackRun) -> results.Run:
     env = launcher.env(planned.method, planned.pb_size)
-    command = launcher.command(program, planned.args, env)
-    own_env = launcher.announce(command, env)
-    launch.run(command, planned.output, Progress(planned.label), env=own_env)
-    run = results.load(planned.output)
+    run = launcher.run(program, planned.args, env, planned.output, planned.label)
     _check_layer(run, planned)
     return run
 
@@ -482,7 +474,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     flavour = launch.resolve_flavour(args.mpi)
     program = launch.find_program(family.program, flavour, args.bin_dir)
     library = launch.find_library(PIGGYBACK_LIBRARY, flavour, args.lib_dir, args.bin_dir)
-    apps = APPS_ON[args.preset] if args.apps is None else args.apps
+    apps = preset_flag(args.apps, args.preset)
     app_programs = (
         {
             app: launch.find_program(name, flavour, args.bin_dir)
@@ -524,32 +516,24 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     return Outcome(runs, outdir, results=outdir, notes=[threshold_line], failure=failure)
 
 
-FAMILY = Family(
+FAMILY = study_family(
     "piggyback",
     PROGRAM,
     "What does attaching piggyback data to every message cost? Latency and bandwidth under each "
     "method of libmpilens-piggyback against the library alone, over message and pb sizes, and "
     "the overhead on two applications (seed 001)",
-    plots.render,
-    piggyback.diagnose,
-    piggyback.compare,
-    commands=(
-        Command(
-            _add_arguments,
-            _run,
-            description=(
-                f"Run {PROGRAM} without libmpilens-piggyback, then under each method "
-                f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several "
-                "pb sizes, and the example applications with and without the layer; write "
-                "the threshold of the auto method for this MPI library, a table, a "
-                "diagnosis and DIR/report.html (seed 001)."
-            ),
+    piggyback,
+    plots,
+    Command(
+        _add_arguments,
+        _run,
+        description=(
+            f"Run {PROGRAM} without libmpilens-piggyback, then under each method "
+            f"with a {piggyback.MAIN_PB_SIZE}-byte pb over message sizes and at several "
+            "pb sizes, and the example applications with and without the layer; write "
+            "the threshold of the auto method for this MPI library, a table, a "
+            "diagnosis and DIR/report.html (seed 001)."
         ),
     ),
     presets=PRESETS,
-    compare_parts=plots.compare_parts,
-    in_suite=False,
-    min_ranks=2,
-    text_table=piggyback.comparison_table,
-    combine=piggyback.combine,
 )

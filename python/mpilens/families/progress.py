@@ -17,20 +17,20 @@ from typing import Dict, List, Optional, Sequence
 from .. import launch, program_options, results
 from ..analysis import progress as analysis
 from ..cli_common import (
-    LAYER_BIN_DIR_HELP,
     EnvLauncher,
     Names,
-    add_launch_options,
+    add_lib_dir,
+    add_preset_flag,
+    add_study_options,
     check_new,
     check_resume,
-    lib_dir_help,
     output_dir,
+    preset_flag,
     program_tail,
 )
 from ..errors import MpilensError
-from ..family import Command, Family, Outcome
+from ..family import Command, Family, Outcome, study_family
 from ..plots import progress as plots
-from ..progress import Progress
 from .overlap import FAMILY as OVERLAP
 
 PROGRESS_LIBRARY = "mpilens-progress"
@@ -49,7 +49,6 @@ ASYNC_ENV = {
 }
 # Seed 000's rendezvous benchmarks: where a transfer needs the receiver's progress to move on.
 OVERLAP_BENCHES = "sender,receiver"
-OVERLAP_ON = {"quick": False, "default": True, "full": True}
 
 
 def _thread_modes(text: str) -> List[str]:
@@ -67,8 +66,7 @@ def _thread_modes(text: str) -> List[str]:
 
 
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
-    add_launch_options(sub, "default", LAYER_BIN_DIR_HELP)
-    group = sub.add_argument_group("progress options")
+    group = add_study_options(sub, "progress")
     BENCHES.add_option(
         group,
         "--bench",
@@ -109,17 +107,13 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
             "OMPI_MCA_btl_tcp_progress_thread=1, TCP only) (default on)"
         ),
     )
-    group.add_argument(
+    add_preset_flag(
+        group,
         "--overlap",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help=(
-            "also run mpilens-overlap (sender, receiver) without and with the "
-            "first thread setting, for the overlap maps with and without it "
-            "(default: on, off with --preset quick)"
-        ),
+        "also run mpilens-overlap (sender, receiver) without and with the first thread setting, "
+        "for the overlap maps with and without it",
     )
-    group.add_argument("--lib-dir", metavar="DIR", help=lib_dir_help(PROGRESS_LIBRARY))
+    add_lib_dir(group, PROGRESS_LIBRARY)
 
 
 @dataclass
@@ -222,19 +216,6 @@ class _Study:
     def __init__(self, args: argparse.Namespace, launcher: EnvLauncher, outdir: Path) -> None:
         self.args, self.launcher, self.outdir = args, launcher, outdir
 
-    def run(
-        self,
-        program: Path,
-        program_args: Sequence[str],
-        env: Dict[str, str],
-        output: Path,
-        label: str,
-    ) -> results.Run:
-        command = self.launcher.command(program, program_args, env)
-        own_env = self.launcher.announce(command, env)
-        launch.run(command, output, Progress(label), env=own_env)
-        return results.load(output)
-
     def overlap(self, program: Path, setting: Setting) -> results.Run:
         output = _overlap_output(self.outdir, setting)
         words = [
@@ -243,7 +224,7 @@ class _Study:
             OVERLAP_BENCHES,
             *program_tail(output, self.args.resume),
         ]
-        run = self.run(program, words, setting.env, output, f"overlap, {setting.name}")
+        run = self.launcher.run(program, words, setting.env, output, f"overlap, {setting.name}")
         _check_setting(run, setting)
         return run
 
@@ -272,7 +253,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     check_resume(args)
     if args.np < family.min_ranks and set(args.bench) != {"interrupts"}:
         raise MpilensError(f"p2p and nbc need at least {family.min_ranks} ranks; --np is {args.np}")
-    overlap = OVERLAP_ON[args.preset] if args.overlap is None else args.overlap
+    overlap = preset_flag(args.overlap, args.preset)
     if overlap and args.np < 2:
         raise MpilensError(
             f"--overlap needs at least 2 ranks (a sender and a receiver); --np is {args.np}"
@@ -307,7 +288,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
         if setting.name != NONE and set(args.bench) <= {"interrupts"}:
             break  # interrupts is measured once, without any help
         output = outdir / f"progress-{setting.name}.jsonl"
-        run = study.run(
+        run = launcher.run(
             program,
             _program_args(args, family, setting, output),
             setting.env,
@@ -329,33 +310,25 @@ PRESETS = {
     "full": ["--preset", "default", "--budget", "2s"],
 }
 
-FAMILY = Family(
+FAMILY = study_family(
     "progress",
     PROGRAM,
     "What does progression cost, and what helps? Overhead of non-blocking messages and "
     "collectives with the MPI library alone, with MPI_Test strategies, under "
     "libmpilens-progress's thread in each mode and placement and with the library's own "
     "asynchronous progress, and the cost of timer interrupts (seed 002)",
-    plots.render,
-    analysis.diagnose,
-    analysis.compare,
-    commands=(
-        Command(
-            _add_arguments,
-            _run,
-            description=(
-                f"Run {PROGRAM} with the MPI library alone (no progress help, then MPI_Test "
-                "strategies), under libmpilens-progress's thread in each --threads mode and "
-                "--placement, and with the MPI library's own asynchronous progress; "
-                "optionally mpilens-overlap without and with the thread; write a table, a "
-                "diagnosis and DIR/report.html (seed 002)."
-            ),
+    analysis,
+    plots,
+    Command(
+        _add_arguments,
+        _run,
+        description=(
+            f"Run {PROGRAM} with the MPI library alone (no progress help, then MPI_Test "
+            "strategies), under libmpilens-progress's thread in each --threads mode and "
+            "--placement, and with the MPI library's own asynchronous progress; "
+            "optionally mpilens-overlap without and with the thread; write a table, a "
+            "diagnosis and DIR/report.html (seed 002)."
         ),
     ),
     presets=PRESETS,
-    compare_parts=plots.compare_parts,
-    in_suite=False,
-    min_ranks=2,
-    text_table=analysis.comparison_table,
-    combine=analysis.combine,
 )
