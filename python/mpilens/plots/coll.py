@@ -15,12 +15,16 @@ from ..section import Part, ReportSection
 from ..units import format_time
 from .common import (
     SMALL_FONT,
+    Comparison,
     diagnosis_list,
+    diagnosis_part,
+    headed_plot,
     legend_beside,
     literal,
     new_figure,
     rank_ticks,
     ratio_axis,
+    styled_line,
     to_plot,
 )
 
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 TITLE = "Collective latency"
 
@@ -116,6 +121,20 @@ def _time_axis(axes: Axes, values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_time(value)))
 
 
+def _method_line(axes: Axes, method: str, points: Sequence[Tuple[int, float]]) -> Line2D:
+    """One method's curve against the rank count, in its colour and marker; oli bold."""
+    return styled_line(
+        axes,
+        points,
+        _style(method),
+        method,
+        bold=method == coll.OLI,
+        markersize=5,
+        bold_width=2.2,
+        label=method,
+    )
+
+
 def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, Artist]:
     """One configuration: each method's estimate against the rank count, the truth dashed;
     returns the legend handles by label."""
@@ -126,22 +145,9 @@ def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> D
         points = coll.curve(by_method[method])
         if not points:
             continue
-        colour, marker = _style(method)
-        xs, ys = zip(*points)
-        (line,) = axes.plot(
-            xs,
-            ys,
-            color=colour,
-            marker=marker,
-            markersize=5,
-            linewidth=2.2 if method == coll.OLI else 1.1,
-            zorder=3 if method == coll.OLI else 2,
-            label=method,
-            gid=method,
-        )
-        handles[method] = line
-        values += ys
-        counts |= set(xs)
+        handles[method] = _method_line(axes, method, points)
+        values += [value for _, value in points]
+        counts |= {ranks for ranks, _ in points}
     truths = coll.truth_curve(by_method)
     if truths:
         xs, ys = zip(*truths)
@@ -158,19 +164,16 @@ def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> D
     return handles
 
 
-def _panels(figure: Figure, count: int) -> List[Axes]:
+def _panel_figure(count: int) -> Tuple[Figure, List[Axes]]:
+    """A figure of count panels, PANEL_COLUMNS to a row, and its panels."""
     columns = min(PANEL_COLUMNS, count)
     rows = math.ceil(count / columns)
+    figure = new_figure((1.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * rows))
     grid = figure.subplots(rows, columns, squeeze=False)
     panels = [axes for row in grid for axes in row]
     for axes in panels[count:]:
         axes.set_visible(False)
-    return panels[:count]
-
-
-def _panel_size(count: int) -> Tuple[float, float]:
-    columns = min(PANEL_COLUMNS, count)
-    return 1.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * math.ceil(count / columns)
+    return figure, panels[:count]
 
 
 def _legend(panels: Sequence[Axes], handles: Mapping[str, Artist]) -> None:
@@ -181,9 +184,8 @@ def _legend(panels: Sequence[Axes], handles: Mapping[str, Artist]) -> None:
 def methods_figure(found: coll.Series) -> Figure:
     """Seed figure 11: per configuration, every method's estimate against the rank count."""
     names = coll.labels(found)
-    figure = new_figure(_panel_size(len(found)))
+    figure, panels = _panel_figure(len(found))
     handles: Dict[str, Artist] = {}
-    panels = _panels(figure, len(found))
     for axes, (config, by_method) in zip(panels, found.items()):
         for label, handle in draw_methods(axes, by_method).items():
             handles.setdefault(label, handle)
@@ -220,8 +222,7 @@ def error_figure(found: coll.Series) -> Optional[Figure]:
     if not errors:
         return None
     names = coll.labels(found)
-    figure = new_figure(_panel_size(len(errors)))
-    panels = _panels(figure, len(errors))
+    figure, panels = _panel_figure(len(errors))
     handles: Dict[str, Artist] = {}
     for axes, (config, by_method) in zip(panels, errors.items()):
         band = axes.axhspan(
@@ -232,22 +233,9 @@ def error_figure(found: coll.Series) -> Optional[Figure]:
         ratios: List[float] = []
         counts: set = set()
         for method, points in by_method.items():
-            colour, marker = _style(method)
-            xs, ys = zip(*points)
-            (line,) = axes.plot(
-                xs,
-                ys,
-                color=colour,
-                marker=marker,
-                markersize=5,
-                linewidth=2.2 if method == coll.OLI else 1.1,
-                label=method,
-                gid=method,
-                zorder=3 if method == coll.OLI else 2,
-            )
-            handles.setdefault(method, line)
-            ratios += ys
-            counts |= set(xs)
+            handles.setdefault(method, _method_line(axes, method, points))
+            ratios += [ratio for _, ratio in points]
+            counts |= {ranks for ranks, _ in points}
         ratio_axis(axes, ratios, keep_in_view=(1 - coll.AGREEMENT, 1 + coll.AGREEMENT))
         rank_ticks(axes, sorted(counts))
         delay = f"hop delay {format_time(config.hop_delay_ns)}"
@@ -675,13 +663,9 @@ def _methods_part(found: coll.Series) -> List[Part]:
 
 
 def _error_part(found: coll.Series) -> List[Part]:
-    figure = error_figure(found)
-    if figure is None:
-        return []
-    return [
-        element("h3", "Error against the analytic truth"),
-        to_plot(figure, "error", ERROR_CAPTION),
-    ]
+    return headed_plot(
+        "Error against the analytic truth", error_figure(found), "error", ERROR_CAPTION
+    )
 
 
 def _profile_part(found: coll.Series) -> List[Part]:
@@ -719,7 +703,7 @@ def render(run: Run) -> ReportSection:
         parts: List[Part] = [element("p", "This run holds no collective latency measurement.")]
         sentences = coll.diagnose(run)
         return ReportSection(TITLE, parts + ([diagnosis_list(sentences)] if sentences else []))
-    parts = [element("h3", "Diagnosis"), diagnosis_list(coll.diagnose(run))]
+    parts = diagnosis_part(coll.diagnose(run))
     parts += _methods_part(found) + _error_part(found) + _profile_part(found)
     parts += [
         element("h3", "Measurement"),
@@ -746,8 +730,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     if not shared:
         return None
     names = coll.labels(shared)
-    figure = new_figure(_panel_size(len(shared)))
-    panels = _panels(figure, len(shared))
+    figure, panels = _panel_figure(len(shared))
     handles: Dict[str, Artist] = {}
     for axes, config in zip(panels, shared):
         values: List[float] = []
@@ -805,18 +788,11 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
     return table(["operation", "ranks", f"A: {labels[0]}", f"B: {labels[1]}", "B / A"], rows)
 
 
-def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
-    figure = compare_figure(run_a, run_b, labels)
-    if figure is None:
-        return []
-    parts: List[Part] = [
-        element("h3", "oli, A against B"),
-        to_plot(
-            figure,
-            "oli",
-            f"oli (max OL_i) against the number of ranks: A "
-            f"({labels[0]}) solid, B ({labels[1]}) dashed.",
-        ),
-    ]
-    rows = compare_table(run_a, run_b, labels)
-    return parts + ([rows] if rows is not None else [])
+# compare_table has rows only where compare_figure has a panel: the table comes with the figure.
+compare_parts = Comparison(
+    "oli, A against B",
+    "oli",
+    "oli (max OL_i) against the number of ranks",
+    compare_figure,
+    compare_table,
+)

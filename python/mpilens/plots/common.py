@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import math
-from typing import TYPE_CHECKING, Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..markup import Markup, element, join
-from ..section import Part, Plot
+from ..markup import Markup, element, join, table
+from ..results import Run
+from ..section import Part, Plot, ReportSection
 from ..units import short_size
 
 if TYPE_CHECKING:
@@ -57,8 +59,67 @@ def diagnosis_list(sentences: Iterable[str]) -> Markup:
     return element("ul", join(items)) if items else element("p", "Nothing to report.")
 
 
+def diagnosis_part(sentences: Iterable[str]) -> List[Part]:
+    """A section's diagnosis under its heading, the first part of a family's section."""
+    return [element("h3", "Diagnosis"), diagnosis_list(sentences)]
+
+
+def unmeasured_section(title: str, parts: List[Part], what: str) -> ReportSection:
+    """The section of a run that holds none of the family's measurements (what): its parts so
+    far (its diagnosis), then a line that says so."""
+    return ReportSection(title, [*parts, element("p", f"This run holds no {what}.")])
+
+
+def headed_plot(heading: str, figure: Optional[Figure], name: str, caption: str) -> List[Part]:
+    """The figure under its heading; nothing when there was nothing to draw."""
+    return [] if figure is None else [element("h3", heading), to_plot(figure, name, caption)]
+
+
+def headed_table(
+    heading: str,
+    header: Sequence[object],
+    rows: Sequence[Sequence[object]],
+    classes: Optional[Sequence[Optional[str]]] = None,
+) -> List[Part]:
+    """The table under its heading; nothing when it has no row."""
+    return [element("h3", heading), table(header, rows, classes)] if rows else []
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A family's parts of the comparison page (its Family.compare_parts): the figure of both
+    runs under heading (name, its file; shown, what its caption says it shows), A solid and B
+    dashed; then the table, under table_heading when given; each when there is one."""
+
+    heading: str
+    name: str
+    shown: str
+    figure: Callable[[Run, Run, Tuple[str, str]], Optional[Figure]]
+    table: Callable[[Run, Run, Tuple[str, str]], Optional[Markup]]
+    table_heading: Optional[str] = None
+
+    def __call__(self, run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
+        caption = f"{self.shown}: A ({labels[0]}) solid, B ({labels[1]}) dashed."
+        parts = headed_plot(self.heading, self.figure(run_a, run_b, labels), self.name, caption)
+        rows = self.table(run_a, run_b, labels)
+        if rows is not None:
+            if self.table_heading is not None:
+                parts.append(element("h4", self.table_heading))
+            parts.append(rows)
+        return parts
+
+
 def panel_grid(figure: Figure, rows: int, columns: int) -> List[List[Axes]]:
     return [list(row) for row in figure.subplots(rows, columns, squeeze=False)]
+
+
+def panel_figure(
+    rows: int, columns: int, panel: Tuple[float, float], beside: float = 1.8
+) -> Tuple[Figure, List[List[Axes]]]:
+    """A figure of rows × columns panels of the size panel (inches), with beside inches on the
+    right for the legend and 0.6 below; and its panels, by row."""
+    figure = new_figure((beside + panel[0] * columns, 0.6 + panel[1] * rows))
+    return figure, panel_grid(figure, rows, columns)
 
 
 def rank_ticks(axes: Axes, ranks: Sequence[int]) -> None:

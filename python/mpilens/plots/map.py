@@ -4,14 +4,23 @@ CG before and after reordering (seed §6.5), tables of every number, and the com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from ..analysis import map as ma
 from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time, short_size
-from .common import SMALL_FONT, decorate, diagnosis_list, literal, new_figure, plot_part, to_plot
+from .common import (
+    SMALL_FONT,
+    decorate,
+    diagnosis_part,
+    literal,
+    new_figure,
+    plot_part,
+    to_plot,
+    unmeasured_section,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -271,6 +280,17 @@ def _bound(value: Optional[bool]) -> str:
     return "-" if value is None else "yes" if value else "no"
 
 
+def _gain_cells(entry: Union[ma.Cell, ma.CgPoint]) -> List[str]:
+    """A reordering's gain (its own time counted), its gain without it, and the cost model's
+    prediction, as the tables show them."""
+    predicted = entry.predicted_pct
+    return [
+        ma.signed(entry.gain_pct),
+        ma.signed(entry.steady_pct),
+        "-" if predicted is None else ma.signed(predicted),
+    ]
+
+
 def cell_table(grid: ma.Grid) -> Markup:
     rows = []
     for size in grid.sizes:
@@ -282,9 +302,7 @@ def cell_table(grid: ma.Grid) -> Markup:
                     format_time(cell.before_s * 1e9),
                     format_time(cell.reorder_s * 1e9),
                     format_time(cell.after_s * 1e9),
-                    ma.signed(cell.gain_pct),
-                    ma.signed(cell.steady_pct),
-                    "-" if cell.predicted_pct is None else ma.signed(cell.predicted_pct),
+                    *_gain_cells(cell),
                     _number(cell.weighted_before),
                     _number(cell.weighted_after),
                     _number(cell.hop_bytes_before),
@@ -417,9 +435,7 @@ def cg_table(points: Sequence[ma.CgPoint]) -> Markup:
             time(entry.comm_before_s),
             time(entry.comm_after_s),
             time(entry.reorder_s),
-            ma.signed(entry.gain_pct),
-            ma.signed(entry.steady_pct),
-            "-" if entry.predicted_pct is None else ma.signed(entry.predicted_pct),
+            *_gain_cells(entry),
             time(entry.total_before_s),
             time(entry.total_after_s),
             _number(entry.residual_before),
@@ -474,11 +490,9 @@ def _grid_parts(grid: ma.Grid, suffix: str) -> List[Part]:
 
 def render(run: Run) -> ReportSection:
     found, points = ma.grids(run), ma.cg_points(run)
-    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(ma.diagnose(run))]
+    parts = diagnosis_part(ma.diagnose(run))
     if not found and not points:
-        return ReportSection(
-            TITLE, parts + [element("p", "This run holds no reordering measurement.")]
-        )
+        return unmeasured_section(TITLE, parts, "reordering measurement")
     for index, grid in enumerate(found):
         parts += _grid_parts(grid, "" if len(found) == 1 else f"-{index + 1}")
     if points:

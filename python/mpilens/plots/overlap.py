@@ -11,7 +11,7 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
-from .common import SMALL_FONT, diagnosis_list, literal, new_figure, to_plot
+from .common import SMALL_FONT, diagnosis_part, headed_table, literal, new_figure, to_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -373,19 +373,14 @@ def _maps_part(run: Run) -> List[Part]:
 
 
 def _reference_part(run: Run) -> List[Part]:
-    rows = overlap.reference_rows(run)
-    if not rows:
-        return []
-    return [
-        element("h3", "References"),
-        table(
-            ["size", "one-way time (ping-pong)", "blocking MPI_Send"],
-            [
-                [format_size(size), format_time(one_way), format_time(send)]
-                for size, one_way, send in rows
-            ],
-        ),
-    ]
+    return headed_table(
+        "References",
+        ["size", "one-way time (ping-pong)", "blocking MPI_Send"],
+        [
+            [format_size(size), format_time(one_way), format_time(send)]
+            for size, one_way, send in overlap.reference_rows(run)
+        ],
+    )
 
 
 def mosaic_plot(rows: Sequence[Tuple[str, Run]], name: str, caption: str) -> Plot:
@@ -395,7 +390,7 @@ def mosaic_plot(rows: Sequence[Tuple[str, Run]], name: str, caption: str) -> Plo
 def render(run: Run) -> ReportSection:
     if not overlap.benches_present(run) and not overlap.reference_rows(run):
         return ReportSection(TITLE, [element("p", "This file holds no overlap measurement.")])
-    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(overlap.diagnose(run))]
+    parts = diagnosis_part(overlap.diagnose(run))
     if overlap.benches_present(run):
         parts += [
             mosaic_plot(

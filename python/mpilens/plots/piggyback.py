@@ -9,22 +9,24 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from ..analysis import piggyback as pb
 from ..markup import Markup, details, element, table
 from ..results import Run, record_object
-from ..section import Part, ReportSection
+from ..section import ReportSection
 from ..units import format_size, format_time
 from .common import (
     SMALL_FONT,
+    Comparison,
     decorate,
-    diagnosis_list,
+    diagnosis_part,
+    headed_plot,
     legend_beside,
     literal,
     new_figure,
-    panel_grid,
+    panel_figure,
     plot_part,
     positive_points,
     ratio_axis,
     size_axis,
     styled_line,
-    to_plot,
+    unmeasured_section,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ STYLES = {
     "auto": ("tab:purple", "*"),
 }
 OTHER_STYLE = ("tab:gray", ".")
-PANEL_WIDTH, PANEL_HEIGHT = 4.4, 3.2
+PANEL = (4.4, 3.2)
 # A panel whose values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 10.0
 GOAL_COLOUR = "0.88"
@@ -89,6 +91,15 @@ def _figure_axis(axes: Axes, bench: str, values: Sequence[float]) -> None:
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: formatter(value)))
 
 
+def _finish_figure_panel(
+    axes: Axes, bench: str, values: Sequence[float], title: str, xlabel: str
+) -> None:
+    """A panel of latencies or bandwidths against a size (of the message or of the pb)."""
+    size_axis(axes)
+    _figure_axis(axes, bench, values)
+    decorate(axes, title, xlabel, "latency" if bench == pb.LATENCY else "bandwidth")
+
+
 def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]], **extra: Any) -> Line2D:
     return styled_line(
         axes, points, _style(method), method, method == pb.NONE, label=_label(method), **extra
@@ -114,8 +125,7 @@ def _method_grid(
     ]
     if not benches:
         return None
-    figure = new_figure((1.8 + PANEL_WIDTH * len(recvs), 0.6 + PANEL_HEIGHT * len(benches)))
-    grid = panel_grid(figure, len(benches), len(recvs))
+    figure, grid = panel_figure(len(benches), len(recvs), PANEL)
     handles: Dict[str, Artist] = {}
     for row, bench in zip(grid, benches):
         for axes, recv in zip(row, recvs):
@@ -137,13 +147,8 @@ def sizes_figure(found: pb.Found) -> Optional[Figure]:
     def finish(
         axes: Axes, bench: str, recv: str, values: List[float], handles: Dict[str, Artist]
     ) -> None:
-        size_axis(axes)
-        _figure_axis(axes, bench, values)
-        decorate(
-            axes,
-            f"{BENCH_TITLES[bench]}, {recv} receives",
-            "message size",
-            "latency" if bench == pb.LATENCY else "bandwidth",
+        _finish_figure_panel(
+            axes, bench, values, f"{BENCH_TITLES[bench]}, {recv} receives", "message size"
         )
 
     return _method_grid(found, pb.size_curves, finish)
@@ -204,8 +209,7 @@ def pb_figure(found: pb.Found) -> Optional[Figure]:
     if not panels:
         return None
 
-    figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
-    (row,) = panel_grid(figure, 1, len(panels))
+    figure, (row,) = panel_figure(1, len(panels), PANEL)
     handles: Dict[str, Artist] = {}
     for axes, (bench, size, curves) in zip(row, panels):
         for method, curve in curves.items():
@@ -221,13 +225,8 @@ def pb_figure(found: pb.Found) -> Optional[Figure]:
                 axes.axhline(base, color=colour, linestyle="--", linewidth=1.4, gid=pb.NONE),
             )
             values.append(base)
-        size_axis(axes)
-        _figure_axis(axes, bench, values)
-        decorate(
-            axes,
-            f"{BENCH_TITLES[bench]} at {format_size(size)}",
-            "pb size",
-            "latency" if bench == pb.LATENCY else "bandwidth",
+        _finish_figure_panel(
+            axes, bench, values, f"{BENCH_TITLES[bench]} at {format_size(size)}", "pb size"
         )
     legend_beside(row[-1], handles)
     return figure
@@ -424,14 +423,19 @@ def points_table(run: Run) -> Markup:
 
 # --- the section ---------------------------------------------------------------------------------
 
+MEASUREMENT_TEXT = (
+    "Each point is the median over repetitions of about 2 ms each; the stopping rule ends a point "
+    "once the median's 95% confidence interval is within the precision asked, or when its time "
+    "budget is spent. The cost of a method is the ratio of its median to the library's at the "
+    "same point, measured on the same machine in the same session."
+)
+
 
 def render(run: Run) -> ReportSection:
     found = pb.measurements(run)
-    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pb.diagnose(run))]
+    parts = diagnosis_part(pb.diagnose(run))
     if not found and not pb.app_results(run):
-        return ReportSection(
-            TITLE, parts + [element("p", "This run holds no piggyback measurement.")]
-        )
+        return unmeasured_section(TITLE, parts, "piggyback measurement")
     sizes = plot_part(sizes_figure(found), "sizes", SIZES_CAPTION) + plot_part(
         ratios_figure(found), "ratios", RATIOS_CAPTION
     )
@@ -454,9 +458,7 @@ def render(run: Run) -> ReportSection:
                 ),
             )
         )
-    pb_sizes = plot_part(pb_figure(found), "pb-sizes", PB_CAPTION)
-    if pb_sizes:
-        parts += [element("h3", "pb sizes"), *pb_sizes]
+    parts += headed_plot("pb sizes", pb_figure(found), "pb-sizes", PB_CAPTION)
     apps = plot_part(apps_figure(run), "apps", APPS_CAPTION)
     rows = apps_table(run)
     if apps or rows is not None:
@@ -466,15 +468,7 @@ def render(run: Run) -> ReportSection:
     if found:
         parts += [
             element("h3", "Measurement"),
-            element(
-                "p",
-                "Each point is the median over repetitions of about 2 ms each; "
-                "the stopping rule ends a point once the median's 95% "
-                "confidence interval is within the precision asked, or when its "
-                "time budget is spent. The cost of a method is the ratio of its "
-                "median to the library's at the same point, measured on the "
-                "same machine in the same session.",
-            ),
+            element("p", MEASUREMENT_TEXT),
             details("every point", points_table(run)),
         ]
     return ReportSection(TITLE, parts)
@@ -497,8 +491,7 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
         return None
     from matplotlib.lines import Line2D
 
-    figure = new_figure((1.8 + PANEL_WIDTH * len(benches), 0.6 + PANEL_HEIGHT))
-    (row,) = panel_grid(figure, 1, len(benches))
+    figure, (row,) = panel_figure(1, len(benches), PANEL)
     handles: Dict[str, Artist] = {}
     for axes, bench in zip(row, benches):
         values: List[float] = [1.0]
@@ -555,21 +548,11 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
     return table(header, rows)
 
 
-def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
-    figure = compare_figure(run_a, run_b, labels)
-    parts: List[Part] = []
-    if figure is not None:
-        parts += [
-            element("h3", "Methods' cost, A against B"),
-            to_plot(
-                figure,
-                "ratios",
-                f"Each method's figure over its own library's, "
-                f"specific receives: A ({labels[0]}) solid, B "
-                f"({labels[1]}) dashed.",
-            ),
-        ]
-    rows = compare_table(run_a, run_b, labels)
-    if rows is not None:
-        parts += [element("h4", "Ratios to the library alone, specific receives"), rows]
-    return parts
+compare_parts = Comparison(
+    "Methods' cost, A against B",
+    "ratios",
+    "Each method's figure over its own library's, specific receives",
+    compare_figure,
+    compare_table,
+    "Ratios to the library alone, specific receives",
+)

@@ -13,17 +13,18 @@ from ..section import Part, ReportSection
 from ..units import format_size, format_time
 from .common import (
     SMALL_FONT,
+    Comparison,
     decorate,
-    diagnosis_list,
+    diagnosis_part,
     legend_beside,
     literal,
     new_figure,
-    panel_grid,
+    panel_figure,
     plot_part,
     positive_points,
     size_axis,
     styled_line,
-    to_plot,
+    unmeasured_section,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ OPERATION_COLOURS = {
     "ireduce": "tab:green",
     "ialltoall": "tab:red",
 }
-PANEL_WIDTH, PANEL_HEIGHT = 4.2, 3.0
+PANEL = (4.2, 3.0)
 # A panel whose positive values span more than this factor gets a logarithmic y axis.
 LOG_RANGE = 4.0
 KIND_TEXTS = {"time": "time-based", "work": "work-based"}
@@ -147,8 +148,7 @@ def overhead_figure(found: pg.Found) -> Optional[Figure]:
     if not operations:
         return None
     look = styles(pg.curve_names(found))
-    figure = new_figure((1.8 + PANEL_WIDTH * len(kinds), 0.6 + PANEL_HEIGHT * len(operations)))
-    grid = panel_grid(figure, len(operations), len(kinds))
+    figure, grid = panel_figure(len(operations), len(kinds), PANEL)
     handles: Dict[str, Artist] = {}
     for row, operation in zip(grid, operations):
         for axes, kind in zip(row, kinds):
@@ -208,8 +208,7 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
     panels = [(kind, curves) for kind, curves in panels if curves]
     if not panels:
         return None
-    figure = new_figure((1.8 + PANEL_WIDTH * len(panels), 0.6 + PANEL_HEIGHT))
-    (row,) = panel_grid(figure, 1, len(panels))
+    figure, (row,) = panel_figure(1, len(panels), PANEL)
     handles: Dict[str, Artist] = {}
     for axes, (kind, curves) in zip(row, panels):
         values: List[float] = []
@@ -495,49 +494,42 @@ MEASUREMENT_TEXT = (
 )
 
 
-def _overhead_parts(found: pg.Found) -> List[Part]:
+def _measured_parts(run: Run, found: pg.Found) -> List[Part]:
+    """The overheads, the MPI_Test intervals and the interrupts, each under its heading: its
+    figure, then its tables; each only when measured (when it has a table)."""
+    parts: List[Part] = []
     largest = overhead_table(found)
-    if largest is None:
-        return []
-    return [
-        element("h3", "Overhead against message size"),
-        *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
-        element("h4", "Overhead at the largest size"),
-        largest,
-        details("every size", overhead_table(found, every_size=True)),
-    ]
-
-
-def _interval_parts(found: pg.Found) -> List[Part]:
-    rows = intervals_table(found)
-    if rows is None:
-        return []
-    return [
-        element("h3", "MPI_Test intervals"),
-        *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
-        details("every interval", rows),
-    ]
-
-
-def _interrupt_parts(run: Run) -> List[Part]:
-    rows = interrupts_table(run)
-    if rows is None:
-        return []
-    return [
-        element("h3", "Interrupts"),
-        *plot_part(interrupts_figure(run), "interrupts", interrupts_caption(run)),
-        rows,
-    ]
+    if largest is not None:
+        parts += [
+            element("h3", "Overhead against message size"),
+            *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
+            element("h4", "Overhead at the largest size"),
+            largest,
+            details("every size", overhead_table(found, every_size=True)),
+        ]
+    intervals = intervals_table(found)
+    if intervals is not None:
+        parts += [
+            element("h3", "MPI_Test intervals"),
+            *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
+            details("every interval", intervals),
+        ]
+    interrupts = interrupts_table(run)
+    if interrupts is not None:
+        parts += [
+            element("h3", "Interrupts"),
+            *plot_part(interrupts_figure(run), "interrupts", interrupts_caption(run)),
+            interrupts,
+        ]
+    return parts
 
 
 def render(run: Run) -> ReportSection:
     found = pg.measurements(run)
-    parts: List[Part] = [element("h3", "Diagnosis"), diagnosis_list(pg.diagnose(run))]
+    parts = diagnosis_part(pg.diagnose(run))
     if not found and not pg.interrupts(run):
-        return ReportSection(
-            TITLE, parts + [element("p", "This run holds no progress measurement.")]
-        )
-    parts += _overhead_parts(found) + _interval_parts(found) + _interrupt_parts(run)
+        return unmeasured_section(TITLE, parts, "progress measurement")
+    parts += _measured_parts(run, found)
     parts += [
         element("h3", "Progress settings"),
         settings_table(run),
@@ -597,8 +589,8 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
         return None
     columns = min(2, len(panels))
     rows = (len(panels) + columns - 1) // columns
-    figure = new_figure((0.6 + PANEL_WIDTH * columns, 0.6 + PANEL_HEIGHT * rows))
-    grid = [axes for row in panel_grid(figure, rows, columns) for axes in row]
+    figure, by_row = panel_figure(rows, columns, PANEL, beside=0.6)
+    grid = [axes for row in by_row for axes in row]
     sides = (("A", literal(labels[0]), "-", found_a), ("B", literal(labels[1]), "--", found_b))
     for axes, (operation, kind) in zip(grid, panels):
         _compare_panel(axes, sides, operation, kind)
@@ -632,22 +624,12 @@ def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[M
     return table(header, rows)
 
 
-def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
-    parts: List[Part] = []
-    figure = compare_figure(run_a, run_b, labels)
-    if figure is not None:
-        parts += [
-            element("h3", "Overheads, A against B"),
-            to_plot(
-                figure,
-                "overhead",
-                f"The library alone without tests (none, black) "
-                f"and each study's lowest other curve at its "
-                f"largest size (blue): A ({labels[0]}) solid, B "
-                f"({labels[1]}) dashed.",
-            ),
-        ]
-    rows = compare_table(run_a, run_b, labels)
-    if rows is not None:
-        parts += [element("h4", "Overhead at the largest size"), rows]
-    return parts
+compare_parts = Comparison(
+    "Overheads, A against B",
+    "overhead",
+    "The library alone without tests (none, black) and each study's lowest other curve at its "
+    "largest size (blue)",
+    compare_figure,
+    compare_table,
+    "Overhead at the largest size",
+)

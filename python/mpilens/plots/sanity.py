@@ -9,7 +9,7 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_time
-from .common import new_figure, rank_ticks, to_plot
+from .common import headed_table, new_figure, rank_ticks, to_plot
 
 TITLE = "Measurement sanity"
 
@@ -194,35 +194,26 @@ def _sample_cells(point: dict) -> List[object]:
 
 
 def _handshake_part(run: Run) -> List[Part]:
-    points = sanity.handshakes(run)
-    if not points:
-        return []
-    return [
-        element("h3", "Ready-first handshake"),
-        table(
-            [
-                "pair (leader-follower)",
-                "round trip (median)",
-                "q1",
-                "q3",
-                "repetitions",
-                "stopped by",
-            ],
-            [
-                [sanity.pair_name(p), format_time(p["stats"].get("round_trip_ns"))]
-                + _sample_cells(p)
-                for p in points
-            ],
-        ),
-    ]
+    return headed_table(
+        "Ready-first handshake",
+        [
+            "pair (leader-follower)",
+            "round trip (median)",
+            "q1",
+            "q3",
+            "repetitions",
+            "stopped by",
+        ],
+        [
+            [sanity.pair_name(p), format_time(p["stats"].get("round_trip_ns"))] + _sample_cells(p)
+            for p in sanity.handshakes(run)
+        ],
+    )
 
 
 def _start_part(run: Run) -> List[Part]:
-    points = sanity.starts(run)
-    if not points:
-        return []
     rows, classes = [], []
-    for p in points:
+    for p in sanity.starts(run):
         late = p["stats"].get("late_fraction")
         rows.append(
             [
@@ -233,22 +224,20 @@ def _start_part(run: Run) -> List[Part]:
             + _sample_cells(p)
         )
         classes.append("warn" if late is not None and late > sanity.LATE_FRACTION_LIMIT else None)
-    return [
-        element("h3", "Synchronized start"),
-        table(
-            [
-                "lead",
-                "worst lateness (median)",
-                "late starts",
-                "q1",
-                "q3",
-                "repetitions",
-                "stopped by",
-            ],
-            rows,
-            classes,
-        ),
-    ]
+    return headed_table(
+        "Synchronized start",
+        [
+            "lead",
+            "worst lateness (median)",
+            "late starts",
+            "q1",
+            "q3",
+            "repetitions",
+            "stopped by",
+        ],
+        rows,
+        classes,
+    )
 
 
 def render(run: Run) -> ReportSection:
