@@ -141,20 +141,13 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
     o->output = "cg-reorder.jsonl";
 #endif
     for (int a = 1; a < argc; a++) {
-        if (strncmp(argv[a], "--", 2) != 0)
-            exit_usage(rank, "unexpected argument \"%s\" (options start with --)", argv[a]);
-        const char *name = argv[a] + 2, *equals = strchr(name, '=');
-        size_t len = equals ? (size_t)(equals - name) : strlen(name);
         char option[64];
-        snprintf(option, sizeof option, "%.*s", (int)len, name);
+        const char *equals;
+        option_name(rank, argv[a], option, &equals);
         if (strcmp(option, "help") == 0)
             exit_help(rank);
-        if (strcmp(option, "wildcard") == 0) {
-            if (equals)
-                exit_usage(rank, "--wildcard takes no value");
-            o->wildcard = 1;
+        if (flag_option(rank, option, equals, "wildcard", &o->wildcard))
             continue;
-        }
         if (strcmp(option, "tolerance") == 0) {
             o->tolerance = parse_tolerance(rank, option_value(rank, argc, argv, &a, equals, option));
             continue;

@@ -46,6 +46,29 @@ static inline const char *option_value(int rank, int argc, char **argv, int *a, 
     return argv[++*a];
 }
 
+/* The name of option argv[a] ("--name" or "--name=value") into option; *equals: its "=", or NULL.
+ * Anything not starting with "--" ends the run with the usage. */
+static inline void option_name(int rank, const char *arg, char option[64], const char **equals)
+{
+    if (strncmp(arg, "--", 2) != 0)
+        exit_usage(rank, "unexpected argument \"%s\" (options start with --)", arg);
+    const char *name = arg + 2;
+    *equals = strchr(name, '=');
+    size_t len = *equals ? (size_t)(*equals - name) : strlen(name);
+    snprintf(option, 64, "%.*s", (int)len, name);
+}
+
+/* Whether option is the flag `flag` (and then sets *value); a flag given a value ends the run. */
+static inline int flag_option(int rank, const char *option, const char *equals, const char *flag, int *value)
+{
+    if (strcmp(option, flag) != 0)
+        return 0;
+    if (equals)
+        exit_usage(rank, "--%s takes no value", flag);
+    *value = 1;
+    return 1;
+}
+
 /* An integer option: its name, where it goes, its range. A NULL dest is --n, which sets the
  * three grid sizes at once (a later option wins). */
 typedef struct {
