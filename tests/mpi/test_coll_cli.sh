@@ -10,16 +10,11 @@
 # - the library's operation through every method, with the OSU and IMB figures.
 # usage: test_coll_cli.sh PROGRAM NP FLAVOUR LAUNCHER [LAUNCHER ARGS...]
 set -u
-program=$1 np=$2 flavour=$3
-shift 3
-launch=("$@")
+flavour=$3
 . "$(dirname "$0")/testlib.sh"
+cli_args "$@"
 
-expect_usage_error() { # expect_usage_error NAME RANKS MESSAGE ARGS...
-  local name=$1 ranks=$2 message=$3; shift 3
-  run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
-  expect_refused "$name" mpilens-coll "$message"
-}
+tool=mpilens-coll
 
 if [ "$np" = 2 ]; then
   expect_usage_error one_rank 1 'needs at least 2 ranks' --algo linear

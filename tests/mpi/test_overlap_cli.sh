@@ -10,16 +10,11 @@
 #   --resume refuses to complete that file without it.
 # usage: test_overlap_cli.sh PROGRAM NP PROGRESS_LIBRARY LAUNCHER [LAUNCHER ARGS...]
 set -u
-program=$1 np=$2 library=$3
-shift 3
-launch=("$@")
+library=$3
 . "$(dirname "$0")/testlib.sh"
+cli_args "$@"
 
-expect_usage_error() { # expect_usage_error NAME RANKS MESSAGE ARGS...
-  local name=$1 ranks=$2 message=$3; shift 3
-  run "$name" "$ranks" "$@"
-  expect_refused "$name" mpilens-overlap "$message"
-}
+tool=mpilens-overlap
 
 expect_usage_error min_above_max "$np" 'invalid value "1M:1K" for --sizes' --sizes 1M:1K
 expect_usage_error compute_above "$np" 'invalid value "2ms:1us" for --compute' --compute 2ms:1us

@@ -10,36 +10,25 @@
 # Timings are not compared: the machines are shared and noisy.
 # usage: test_piggyback_cli.sh PROGRAM NP LIBRARY LAUNCHER [LAUNCHER ARGS...]
 set -u
-program=$1 np=$2 library=$3
-shift 3
-launch=("$@")
+library=$3
 checker="$(dirname "$0")/check_piggyback.py"
 . "$(dirname "$0")/testlib.sh"
-vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
-forward_vars "${launch[0]}" "${vars[@]}"
+cli_args "$@"
+cleared=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER)
+tool=mpilens-piggyback plain=none
 
 # run NAME RANKS LAYER ARGS...: LAYER "none" runs without the library; METHOD/SIZE/DRIVER preloads it
 # so configured; "unloaded" sets MPILENS_PB_METHOD without preloading the library.
 run() {
-  local name=$1 ranks=$2 layer=$3 method pb_size driver
+  local name=$1 ranks=$2 layer=$3 method pb_size driver settings=()
   shift 3
-  local env=(env -u LD_PRELOAD -u MPILENS_PB_METHOD -u MPILENS_PB_SIZE -u MPILENS_PB_DRIVER) fw=()
   if [ "$layer" = unloaded ]; then
-    env+=(MPILENS_PB_METHOD=datatype-before)
-    fw=("${forward[@]}")
+    settings=(MPILENS_PB_METHOD=datatype-before)
   elif [ "$layer" != none ]; then
     IFS=/ read -r method pb_size driver <<<"$layer"
-    env+=(LD_PRELOAD="$library" MPILENS_PB_METHOD="$method" MPILENS_PB_SIZE="$pb_size" MPILENS_PB_DRIVER="$driver")
-    fw=("${forward[@]}")
+    settings=(LD_PRELOAD="$library" MPILENS_PB_METHOD="$method" MPILENS_PB_SIZE="$pb_size" MPILENS_PB_DRIVER="$driver")
   fi
-  record "$name" "${env[@]}" timeout 300 "${launch[@]}" "${fw[@]}" -n "$ranks" "$program" "$@"
-}
-# expect_usage_error NAME RANKS MESSAGE ARGS...: exit 2, the message on the program's one stderr line
-expect_usage_error() {
-  local name=$1 ranks=$2 message=$3
-  shift 3
-  run "$name" "$ranks" none "$@" --output "$work/$name.jsonl"
-  expect_refused "$name" mpilens-piggyback "$message"
+  run_env "$name" "$ranks" "$@"
 }
 
 if [ "$np" = 2 ]; then

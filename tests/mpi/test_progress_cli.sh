@@ -13,50 +13,39 @@
 # Timings are never compared: the machines are shared and noisy.
 # usage: test_progress_cli.sh PROGRAM NP LIBRARY LAUNCHER [LAUNCHER ARGS...]
 set -u
-program=$1 np=$2 library=$3
-shift 3
-launch=("$@")
+library=$3
 checker="$(dirname "$0")/check_progress.py"
 . "$(dirname "$0")/testlib.sh"
+cli_args "$@"
+
+cleared=(LD_PRELOAD MPILENS_PROGRESS MPIR_CVAR_ASYNC_PROGRESS I_MPI_ASYNC_PROGRESS)
+tool=mpilens-progress plain=none
 
 # run NAME RANKS SETTING ARGS...: SETTING "none" runs without the library or any progress
 # variable; "yield" preloads the library in that mode; "unloaded" sets MPILENS_PROGRESS and two
 # async progress variables (one off, one on) without preloading the library.
 run() {
-  local name=$1 ranks=$2 setting=$3
+  local name=$1 ranks=$2 setting=$3 settings=()
   shift 3
-  local env=(env -u LD_PRELOAD -u MPILENS_PROGRESS -u MPIR_CVAR_ASYNC_PROGRESS -u I_MPI_ASYNC_PROGRESS)
-  forward=()
   case $setting in
-    yield)
-      env+=(LD_PRELOAD="$library" MPILENS_PROGRESS=yield)
-      forward_vars "${launch[0]}" LD_PRELOAD MPILENS_PROGRESS ;;
-    unloaded)
-      env+=(MPILENS_PROGRESS=yield MPIR_CVAR_ASYNC_PROGRESS=0 I_MPI_ASYNC_PROGRESS=1)
-      forward_vars "${launch[0]}" MPILENS_PROGRESS MPIR_CVAR_ASYNC_PROGRESS I_MPI_ASYNC_PROGRESS ;;
+    yield) settings=(LD_PRELOAD="$library" MPILENS_PROGRESS=yield) ;;
+    unloaded) settings=(MPILENS_PROGRESS=yield MPIR_CVAR_ASYNC_PROGRESS=0 I_MPI_ASYNC_PROGRESS=1) ;;
   esac
-  record "$name" "${env[@]}" timeout 300 "${launch[@]}" "${forward[@]}" -n "$ranks" "$program" "$@"
-}
-# refused NAME RANKS MESSAGE ARGS...: exit 2, one line from the program holding MESSAGE, no file
-refused() {
-  local name=$1 ranks=$2 message=$3
-  shift 3
-  run "$name" "$ranks" none "$@" --output "$work/$name.jsonl"
-  expect_refused "$name" mpilens-progress "$message"
+  run_env "$name" "$ranks" "$@"
 }
 
 if [ "$np" = 2 ]; then
-  refused one_rank_p2p 1 '--bench p2p needs at least 2 ranks' --bench p2p
-  refused bad_bench "$np" 'invalid value "p2p,pingpong" for --bench' --bench p2p,pingpong
-  refused bad_op "$np" 'invalid value "iallreduce,ibarrier" for --ops' --ops iallreduce,ibarrier
-  refused bad_strategy "$np" 'invalid value "poll" for --strategy' --strategy poll
-  refused bad_compute "$np" 'invalid value "cpu" for --compute' --compute cpu
-  refused bad_sizes "$np" 'invalid value "4M:1K" for --sizes' --sizes 4M:1K
-  refused above_int "$np" 'invalid value for --sizes: at most 2147483647 bytes' --sizes 1:3G
-  refused no_interval "$np" 'invalid value for --intervals: intervals are from 1 byte to 1GiB' --intervals 0:4K
-  refused huge_interval "$np" 'invalid value for --intervals: intervals are from 1 byte to 1GiB' --intervals 1K:2G
-  refused absurd_rate "$np" 'invalid value "1000000" for --interrupt-rate' --interrupt-rate 1000000
-  refused short_work "$np" 'invalid value for --interrupt-work: at least 1ms' --interrupt-work 10us
+  expect_usage_error one_rank_p2p 1 '--bench p2p needs at least 2 ranks' --bench p2p
+  expect_usage_error bad_bench "$np" 'invalid value "p2p,pingpong" for --bench' --bench p2p,pingpong
+  expect_usage_error bad_op "$np" 'invalid value "iallreduce,ibarrier" for --ops' --ops iallreduce,ibarrier
+  expect_usage_error bad_strategy "$np" 'invalid value "poll" for --strategy' --strategy poll
+  expect_usage_error bad_compute "$np" 'invalid value "cpu" for --compute' --compute cpu
+  expect_usage_error bad_sizes "$np" 'invalid value "4M:1K" for --sizes' --sizes 4M:1K
+  expect_usage_error above_int "$np" 'invalid value for --sizes: at most 2147483647 bytes' --sizes 1:3G
+  expect_usage_error no_interval "$np" 'invalid value for --intervals: intervals are from 1 byte to 1GiB' --intervals 0:4K
+  expect_usage_error huge_interval "$np" 'invalid value for --intervals: intervals are from 1 byte to 1GiB' --intervals 1K:2G
+  expect_usage_error absurd_rate "$np" 'invalid value "1000000" for --interrupt-rate' --interrupt-rate 1000000
+  expect_usage_error short_work "$np" 'invalid value for --interrupt-work: at least 1ms' --interrupt-work 10us
 fi
 
 # A small sweep: sizes 1 to 4 KiB with tests every 1 or 2 KiB (1 to 5 tests), both kinds of
