@@ -3,26 +3,19 @@
 usage: check_coll.py FILE FLAVOUR CHECK...  with CHECK among truth, order, growth, remedy,
 complete, fast. Prints every failed check; exits 1 if any failed.
 """
-import json
 import math
 import sys
 
+from checklib import check, finish, read
+
 path, flavour, checks = sys.argv[1], sys.argv[2], sys.argv[3:]
-records = [json.loads(line) for line in open(path)]
-meta = records[0]
-points = [r for r in records if r["type"] == "point"]
+meta, points = read(path)
 np_ = meta["ranks"]
-errors = []
 
 # Within 10% of the truth, as the issue asks, at every rank count (2 to 8 ranks on the 2 cores of
 # the test machine): oli's block values are medians of their operations, so the milliseconds a rank
 # loses when it shares a core do not reach the estimate (docs/methods/coll.md, "Repetition").
 TOLERANCE = 0.10
-
-
-def check(cond, what):
-    if not cond:
-        errors.append(what)
 
 
 def find(method, op, algo):
@@ -117,6 +110,4 @@ if "fast" in checks:
               f"{p['key']}: --fast measured every rank")
         check(sum(v is not None for v in s["cheap_ns"]) == np_ - 1, f"{p['key']}: cheap pass incomplete")
 
-for e in errors:
-    print(f"{path}: {e}", file=sys.stderr)
-sys.exit(1 if errors else 0)
+finish(f"{path}:")

@@ -5,31 +5,15 @@ The file must hold exactly the points of both benchmarks, both kinds of receive 
 of 2 from MIN_SIZE to MAX_SIZE, measured REPS times each, recorded with the layer's METHOD and
 PB_SIZE ("none" and 0 without the layer). Prints every failed check; exits 1 if any failed.
 """
-import json
 import math
 import sys
 
+from checklib import check, finish, positive, powers, read
+
 path, method, pb_size = sys.argv[1], sys.argv[2], int(sys.argv[3])
 min_size, max_size, window, reps = (int(v) for v in sys.argv[4:8])
-records = [json.loads(line) for line in open(path)]
-meta, points = records[0], [r for r in records if r["type"] == "point"]
-errors = []
-
-
-def check(cond, what):
-    if not cond:
-        errors.append(what)
-
-
-def positive(v):
-    return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
-
-
-sizes = []
-s = min_size
-while s <= max_size:
-    sizes.append(s)
-    s *= 2
+meta, points = read(path)
+sizes = powers(min_size, max_size)
 expected = {f"{bench}/recv={recv}/size={size}": (bench, recv, size)
             for bench in ("latency", "bandwidth") for recv in ("specific", "wildcard") for size in sizes}
 
@@ -69,6 +53,4 @@ for p in points:
             check(math.isclose(bw, window * size * 1e9 / per_window, rel_tol=1e-9),
                   f"{name}: bandwidth_Bps {bw} is not {window} x {size} bytes in {per_window} ns")
 
-for e in errors:
-    print("FAIL:", e, file=sys.stderr)
-sys.exit(1 if errors else 0)
+finish()

@@ -13,9 +13,9 @@ or not, its mode, the environment variables given) must be the one the test ran 
 meta record and in every point. Prints every failed check; exits 1 if any failed.
 """
 import argparse
-import json
 import math
-import sys
+
+from checklib import check, finish, number, powers, read
 
 parser = argparse.ArgumentParser()
 parser.add_argument("file")
@@ -31,30 +31,14 @@ parser.add_argument("--mode")
 parser.add_argument("--env", action="append", default=[])
 args = parser.parse_args()
 
-records = [json.loads(line) for line in open(args.file)]
-meta, points = records[0], [r for r in records if r["type"] == "point"]
-errors = []
+meta, points = read(args.file)
 
 
-def check(cond, what):
-    if not cond:
-        errors.append(what)
+def power_range(text):
+    return powers(*(int(v) for v in text.split(":")))
 
 
-def number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def powers(text):
-    lo, hi = (int(v) for v in text.split(":"))
-    out = []
-    while lo <= hi:
-        out.append(lo)
-        lo *= 2
-    return out
-
-
-sizes, intervals = powers(args.sizes), powers(args.intervals)
+sizes, intervals = power_range(args.sizes), power_range(args.intervals)
 benches = args.bench.split(",")
 
 
@@ -238,6 +222,4 @@ for key, want in expected:
     else:
         check_overheads(key, p, want, t_b)
 
-for e in errors:
-    print("FAIL:", e, file=sys.stderr)
-sys.exit(1 if errors else 0)
+finish()
