@@ -50,6 +50,16 @@ static inline int mpitest_one_host(void)
     return all;
 }
 
+/* mpitest_init for the tests of the clock layer, run between pairs of ranks: at least 2 ranks,
+ * whether they share a host (mpitest_one_host) and a duplicate of MPI_COMM_WORLD for the test. */
+static inline void mpitest_init_pairs(int *argc, char ***argv, int *rank, int *size, int *one_host, MPI_Comm *comm)
+{
+    mpitest_init(argc, argv, rank, size);
+    REQUIRE(*size >= 2);
+    *one_host = mpitest_one_host();
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+}
+
 /* Finalizes and returns main's exit status: 1 if a check failed on any rank. */
 static inline int mpitest_finish(void)
 {

@@ -49,12 +49,9 @@ static void follow(MPI_Comm comm, int leader)
 
 int main(int argc, char **argv)
 {
-    int rank, size;
-    mpitest_init(&argc, &argv, &rank, &size);
-    REQUIRE(size >= 2);
-    int one_host = mpitest_one_host();
+    int rank, size, one_host;
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    mpitest_init_pairs(&argc, &argv, &rank, &size, &one_host, &comm);
 
     /* pairs run concurrently; an odd last rank sits out */
     if (rank < size - size % 2) {

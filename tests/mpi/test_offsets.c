@@ -28,12 +28,9 @@ static void check_within_bound(const ml_offset_t *o, int64_t truth, double resol
 
 int main(int argc, char **argv)
 {
-    int rank, size;
-    mpitest_init(&argc, &argv, &rank, &size);
-    REQUIRE(size >= 2);
-    int one_host = mpitest_one_host();
+    int rank, size, one_host;
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    mpitest_init_pairs(&argc, &argv, &rank, &size, &one_host, &comm);
     ml_clock_info_t info;
     ml_clock_measure(&info);
     double resolution;

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "map_internal.h"
+#include "maptest.h"
 
 static const mpilens_map_algo_t all_algos[] = {MPILENS_MAP_TREEMATCH, MPILENS_MAP_GREEDY, MPILENS_MAP_SCOTCH,
                                                MPILENS_MAP_IDENTITY,  MPILENS_MAP_PACKED, MPILENS_MAP_ROUND_ROBIN,
@@ -23,20 +22,6 @@ static int available(mpilens_map_algo_t algo)
     int yes = 0;
     CHECK(mpilens_map_algo_available(algo, &yes) == MPILENS_MAP_OK);
     return yes;
-}
-
-static mpilens_map_topology_t *topology(const char *spec)
-{
-    mpilens_map_topology_t *t = NULL;
-    CHECK(mpilens_map_topology_synthetic(spec, &t) == MPILENS_MAP_OK);
-    return t;
-}
-
-static mpilens_map_matrix_t *matrix(int order)
-{
-    mpilens_map_matrix_t *m = NULL;
-    CHECK(mpilens_map_matrix_create(order, &m) == MPILENS_MAP_OK);
-    return m;
 }
 
 /* `bytes` each way between a and b. */

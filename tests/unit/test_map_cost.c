@@ -4,15 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "map_internal.h"
-
-static mpilens_map_topology_t *synthetic(const char *spec)
-{
-    mpilens_map_topology_t *t = NULL;
-    CHECK(mpilens_map_topology_synthetic(spec, &t) == MPILENS_MAP_OK);
-    return t;
-}
+#include "maptest.h"
 
 static void check_cost(const mpilens_map_cost_t *c, double total, double hops, double weighted, double busiest,
                        int busiest_level, const double *levels, int depth)
@@ -31,7 +23,7 @@ static void check_cost(const mpilens_map_cost_t *c, double total, double hops, d
  * Hops: 2 inside a node, 4 between nodes. */
 static void test_ring(void)
 {
-    mpilens_map_topology_t *t = synthetic("node:2 core:2");
+    mpilens_map_topology_t *t = topology("node:2 core:2");
     mpilens_map_matrix_t *m;
     CHECK(mpilens_map_matrix_create(4, &m) == MPILENS_MAP_OK);
     CHECK(mpilens_map_matrix_add(m, 0, 1, 1) == MPILENS_MAP_OK);
@@ -79,7 +71,7 @@ static void test_ring(void)
 /* One message at a time on "node:2 package:2 core:2" with costs 100, 5, 1. */
 static void test_single_messages(void)
 {
-    mpilens_map_topology_t *t = synthetic("node:2 package:2 core:2");
+    mpilens_map_topology_t *t = topology("node:2 package:2 core:2");
     const double costs[] = {100, 5, 1};
     CHECK(mpilens_map_topology_set_costs(t, costs, 3) == MPILENS_MAP_OK);
     mpilens_map_matrix_t *m;

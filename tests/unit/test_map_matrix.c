@@ -7,37 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "map_internal.h"
-
-static const char *data_dir;
-static char scratch_dir[] = "/tmp/test_map_matrix.XXXXXX";
-
-static const char *data_path(const char *name)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data_dir, name);
-    return path;
-}
-
-static const char *scratch_path(const char *name)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
-    return path;
-}
-
-/* A scratch file holding `text`; removed again by the caller (unlink). */
-static const char *scratch_file(const char *name, const char *text)
-{
-    const char *path = scratch_path(name);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-    return path;
-}
+#include "maptest.h"
 
 static void check_sums(const mpilens_map_matrix_t *m, int order, size_t nonzeros, double total)
 {
@@ -296,19 +266,13 @@ static void test_stencil(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !mkdtemp(scratch_dir)) {
-        fprintf(stderr, "usage: %s DATA_DIR (tests/data/map)\n", argv[0]);
+    if (maptest_start(argc, argv))
         return 2;
-    }
-    data_dir = argv[1];
     test_add_and_merge();
     test_dense();
     test_files();
     test_file_errors();
     test_stencil();
-    static const char *const made[] = {"ok.mat", "ok.csv", "big.csv"};
-    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
-        unlink(scratch_path(made[i]));
-    rmdir(scratch_dir);
+    maptest_end();
     CHECK_DONE();
 }

@@ -12,31 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "map_internal.h"
-
-static const char *data_dir;
-static char scratch_dir[] = "/tmp/test_map_topology.XXXXXX";
-
-static const char *data_path(const char *name)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data_dir, name);
-    return path;
-}
-
-/* A file of the given text in the scratch directory. */
-static const char *scratch_file(const char *name, const char *text)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-    return path;
-}
+#include "maptest.h"
 
 /* The description text of a topology ("?" when describe fails). */
 static const char *describe(const mpilens_map_topology_t *t)
@@ -352,41 +328,40 @@ static void test_files(void)
 
 /* XML exports of trees whose levels are known; the restricted ones had their allowed_cpuset cut
  * down, as a cgroup does, and show the balancing rule of topology.c. */
-static void test_xml(void)
-{
-    mpilens_map_topology_t *t = load(data_path("hw_pack2_core4_pu2.xml"), MPILENS_MAP_OK);
-    CHECK_STR(describe(t), "package:2 core:4 pu:2 cost=100,10,1");
-    CHECK(t->slots == 16 && t->hosts == NULL);
-    check_place(t, 5, "localhost", 2, 5);
-    check_place(t, 15, "localhost", 7, 15);
-    mpilens_map_topology_free(t);
-
-    t = load(data_path("hw_pack2_numa2_core2.xml"), MPILENS_MAP_OK);
-    CHECK_STR(describe(t), "package:2 numa:2 core:2 cost=100,10,1");
-    check_place(t, 6, "localhost", 6, 6);
-    mpilens_map_topology_free(t);
-
+/* hwloc exports of known trees: the description each gives, its slot count, and the core and PU
+ * of some slots (all on "localhost"). */
+static const struct {
+    const char *file, *description;
+    long slots;
+    int places;
+    struct {
+        long slot;
+        int core, pu;
+    } place[3];
+} xml_trees[] = {
+    {"hw_pack2_core4_pu2.xml", "package:2 core:4 pu:2 cost=100,10,1", 16, 2, {{5, 2, 5}, {15, 7, 15}}},
+    {"hw_pack2_numa2_core2.xml", "package:2 numa:2 core:2 cost=100,10,1", 8, 1, {{6, 6, 6}}},
     /* 5 cores of one package and 3 of the other: the packages go, 8 cores side by side */
-    t = load(data_path("hw_allowed_5_3.xml"), MPILENS_MAP_OK);
-    CHECK_STR(describe(t), "core:8 cost=1");
-    check_place(t, 7, "localhost", 7, 7);
-    mpilens_map_topology_free(t);
-
+    {"hw_allowed_5_3.xml", "core:8 cost=1", 8, 1, {{7, 7, 7}}},
     /* package 0: two L3 of 2 cores; package 1: one L3 of 4 cores (PUs 8-11). Dropping the L3
      * level balances the packages, which stay. */
-    t = load(data_path("hw_allowed_l3.xml"), MPILENS_MAP_OK);
-    CHECK_STR(describe(t), "package:2 core:4 cost=10,1");
-    check_place(t, 2, "localhost", 2, 4);
-    check_place(t, 4, "localhost", 4, 8);
-    check_place(t, 7, "localhost", 7, 11);
-    mpilens_map_topology_free(t);
-
+    {"hw_allowed_l3.xml", "package:2 core:4 cost=10,1", 8, 3, {{2, 2, 4}, {4, 4, 8}, {7, 7, 11}}},
     /* 3 cores with 2 PUs, 1 with 1: cores are dropped, 7 PUs remain */
-    t = load(data_path("hw_allowed_smt.xml"), MPILENS_MAP_OK);
-    CHECK_STR(describe(t), "pu:7 cost=1");
-    check_place(t, 5, "localhost", 2, 5);
-    check_place(t, 6, "localhost", 3, 6);
-    mpilens_map_topology_free(t);
+    {"hw_allowed_smt.xml", "pu:7 cost=1", 7, 2, {{5, 2, 5}, {6, 3, 6}}},
+};
+
+static void test_xml(void)
+{
+    mpilens_map_topology_t *t;
+    for (size_t i = 0; i < sizeof xml_trees / sizeof xml_trees[0]; i++) {
+        t = load(data_path(xml_trees[i].file), MPILENS_MAP_OK);
+        CHECK_STR(describe(t), xml_trees[i].description);
+        CHECK(t->slots == xml_trees[i].slots && t->hosts == NULL);
+        for (int k = 0; k < xml_trees[i].places; k++)
+            check_place(t, xml_trees[i].place[k].slot, "localhost", xml_trees[i].place[k].core,
+                        xml_trees[i].place[k].pu);
+        mpilens_map_topology_free(t);
+    }
 
     /* A joined XML node keeps each slot's core and PU. */
     mpilens_map_topology_t *node = load(data_path("hw_pack2_core4_pu2.xml"), MPILENS_MAP_OK);
@@ -579,24 +554,10 @@ static void test_outputs_only_on_success(void)
     mpilens_map_topology_free(t);
 }
 
-static void remove_scratch(void)
-{
-    static const char *const files[] = {"bad.topo", "bad2.topo", "bad.xml"};
-    char path[4096];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", scratch_dir, files[i]);
-        unlink(path);
-    }
-    rmdir(scratch_dir);
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !mkdtemp(scratch_dir)) {
-        fprintf(stderr, "usage: %s DATA_DIR (tests/data/map)\n", argv[0]);
+    if (maptest_start(argc, argv))
         return 2;
-    }
-    data_dir = argv[1];
     test_synthetic();
     test_describe();
     test_common_level();
@@ -608,6 +569,6 @@ int main(int argc, char **argv)
     test_this_machine();
     test_names();
     test_outputs_only_on_success();
-    remove_scratch();
+    maptest_end();
     CHECK_DONE();
 }

@@ -8,6 +8,7 @@
 program test_monitor_fortran
   use mpi
   use mpi_monitoring
+  use fcheck
   implicit none
   interface
      subroutine ring_traffic(comm, messages, bytes) bind(C, name="ring_traffic")
@@ -15,12 +16,12 @@ program test_monitor_fortran
        integer(c_int), value :: comm, messages, bytes
      end subroutine ring_traffic
   end interface
-  integer :: ierr, rank, nranks, msid, rc, provided, array_size, backend, i, j, next, prev, failures
+  integer :: ierr, rank, nranks, msid, rc, provided, array_size, backend, i, j, next, prev
   integer(kind=8), allocatable :: counts(:), sizes(:), matrix(:), bytes_matrix(:)
 
-  failures = 0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  check_rank = rank
   call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
   next = mod(rank + 1, nranks)
   prev = mod(rank + nranks - 1, nranks)
@@ -118,10 +119,10 @@ program test_monitor_fortran
   call MPI_M_finalize(rc)
   call check(rc == MPI_M_MISSING_INIT, "finalize twice")
 
-  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank == 0) print '(a, i0, a)', "test_monitor_fortran: ", failures, " failure(s)"
+  call MPI_Allreduce(MPI_IN_PLACE, check_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a, i0, a)', "test_monitor_fortran: ", check_failures, " failure(s)"
   call MPI_Finalize(ierr)
-  if (failures /= 0) stop 1
+  if (check_failures /= 0) stop 1
 
 contains
 
@@ -200,14 +201,5 @@ contains
        call check(received(k) == 100 * (k - 1) + rank, "Alltoallw")
     end do
   end subroutine fortran_traffic
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-       failures = failures + 1
-       print '(a, i0, 2a)', "rank ", rank, ": check failed: ", what
-    end if
-  end subroutine check
 
 end program test_monitor_fortran

@@ -8,9 +8,10 @@
 ! check held, like test_pb_calls.
 program pb_pingpong
   use mpi
+  use fcheck
   use, intrinsic :: iso_fortran_env, only: error_unit
   implicit none
-  integer :: ierr, rank, nranks, partner, failures, all_failures, received, all_received
+  integer :: ierr, rank, nranks, partner, all_failures, received, all_received
   integer :: status(MPI_STATUS_SIZE), requests(2), count, index, k, flag, size_index
   integer :: sizes(3) = [1, 100, 10000]
   integer, allocatable :: out(:), in(:)
@@ -19,7 +20,7 @@ program pb_pingpong
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-  failures = 0
+  check_rank = rank
   received = 0
   partner = merge(rank + 1, rank - 1, mod(rank, 2) == 0)
   first = mod(rank, 2) == 0
@@ -111,7 +112,7 @@ program pb_pingpong
   end if
 
   call MPI_Reduce(received, all_received, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
-  call MPI_Allreduce(failures, all_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Allreduce(check_failures, all_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then
      print '(a, i0, a)', "expected ", all_received, " messages with piggyback"
      if (all_failures == 0) write (error_unit, '(a)') "passed"
@@ -148,14 +149,5 @@ contains
        end if
     end do
   end subroutine expect
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-       failures = failures + 1
-       print '(a, i0, 2a)', "rank ", rank, ": check failed: ", what
-    end if
-  end subroutine check
 
 end program pb_pingpong
