@@ -143,9 +143,7 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
     for (int a = 1; a < argc; a++) {
         char option[64];
         const char *equals;
-        option_name(rank, argv[a], option, &equals);
-        if (strcmp(option, "help") == 0)
-            exit_help(rank);
+        option_name(rank, argv[a], option, &equals, exit_help);
         if (flag_option(rank, option, equals, "wildcard", &o->wildcard))
             continue;
         if (strcmp(option, "tolerance") == 0) {
@@ -166,15 +164,11 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
         }
 #endif
         const int_option_t ints[] = {
-            {"n", NULL, 1, MAX_CELLS},
-            {"nx", &o->nx, 1, MAX_CELLS},
-            {"ny", &o->ny, 1, MAX_CELLS},
-            {"nz", &o->nz, 1, MAX_CELLS},
             {"iterations", &o->iterations, 1, 100000000},
             {"repeat", &o->repeat, 1, 10000},
         };
-        int *grid[3] = {&o->nx, &o->ny, &o->nz};
-        set_int_option(rank, ints, sizeof ints / sizeof ints[0], argc, argv, &a, equals, option, grid);
+        const grid_options_t grid = {&o->nx, &o->ny, &o->nz, MAX_CELLS};
+        set_int_option(rank, &grid, ints, sizeof ints / sizeof ints[0], argc, argv, &a, equals, option);
     }
 }
 

@@ -47,8 +47,8 @@ static inline const char *option_value(int rank, int argc, char **argv, int *a, 
 }
 
 /* The name of option argv[a] ("--name" or "--name=value") into option; *equals: its "=", or NULL.
- * Anything not starting with "--" ends the run with the usage. */
-static inline void option_name(int rank, const char *arg, char option[64], const char **equals)
+ * Anything not starting with "--" ends the run with the usage; --help calls help. */
+static inline void option_name(int rank, const char *arg, char option[64], const char **equals, void (*help)(int rank))
 {
     if (strncmp(arg, "--", 2) != 0)
         exit_usage(rank, "unexpected argument \"%s\" (options start with --)", arg);
@@ -56,6 +56,8 @@ static inline void option_name(int rank, const char *arg, char option[64], const
     *equals = strchr(name, '=');
     size_t len = *equals ? (size_t)(*equals - name) : strlen(name);
     snprintf(option, 64, "%.*s", (int)len, name);
+    if (strcmp(option, "help") == 0)
+        help(rank);
 }
 
 /* Whether option is the flag `flag` (and then sets *value); a flag given a value ends the run. */
@@ -69,29 +71,40 @@ static inline int flag_option(int rank, const char *option, const char *equals, 
     return 1;
 }
 
-/* An integer option: its name, where it goes, its range. A NULL dest is --n, which sets the
- * three grid sizes at once (a later option wins). */
+/* An integer option: its name, where it goes, its range. */
 typedef struct {
     const char *name;
     int *dest;
     int min, max;
 } int_option_t;
 
-/* Sets the integer option named `option` among the n of `ints` from argv (see option_value), or
- * ends the run with the usage if there is none of that name. */
-static inline void set_int_option(int rank, const int_option_t *ints, size_t n, int argc, char **argv, int *a,
-                                  const char *equals, const char *option, int *grid[3])
+/* The grid: --nx, --ny, --nz, and --n for all three at once (a later option wins). */
+typedef struct {
+    int *nx, *ny, *nz;
+    int max;
+} grid_options_t;
+
+/* Sets the integer option named `option`, a grid size or one of the n of `ints`, from argv (see
+ * option_value), or ends the run with the usage if there is none of that name. */
+static inline void set_int_option(int rank, const grid_options_t *grid, const int_option_t *ints, size_t n, int argc,
+                                  char **argv, int *a, const char *equals, const char *option)
 {
-    size_t i = 0;
-    while (i < n && strcmp(ints[i].name, option) != 0)
-        i++;
-    if (i == n)
+    const int_option_t sizes[] = {{"n", NULL, 1, grid->max},
+                                  {"nx", grid->nx, 1, grid->max},
+                                  {"ny", grid->ny, 1, grid->max},
+                                  {"nz", grid->nz, 1, grid->max}};
+    const int_option_t *found = NULL;
+    for (size_t i = 0; i < 4 && !found; i++)
+        found = strcmp(sizes[i].name, option) == 0 ? &sizes[i] : NULL;
+    for (size_t i = 0; i < n && !found; i++)
+        found = strcmp(ints[i].name, option) == 0 ? &ints[i] : NULL;
+    if (!found)
         exit_usage(rank, "unknown option --%s (see --help)", option);
-    int v = parse_int(rank, option, option_value(rank, argc, argv, a, equals, option), ints[i].min, ints[i].max);
-    if (ints[i].dest)
-        *ints[i].dest = v;
+    int v = parse_int(rank, option, option_value(rank, argc, argv, a, equals, option), found->min, found->max);
+    if (found->dest)
+        *found->dest = v;
     else
-        *grid[0] = *grid[1] = *grid[2] = v;
+        *grid->nx = *grid->ny = *grid->nz = v;
 }
 
 #endif
