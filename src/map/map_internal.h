@@ -27,6 +27,21 @@ struct mpilens_map_topology {
     int *pu;                        /* [slots]: OS index of the slot's (first) PU, or NULL */
 };
 
+/* A value to sort by and the index it belongs to. qsort with ml_map_by_key orders by key, then by
+ * index, so that equal keys come out in the same order with every C library. */
+typedef struct {
+    double key;
+    int index;
+} ml_map_keyed_t;
+
+static inline int ml_map_by_key(const void *a, const void *b)
+{
+    const ml_map_keyed_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
 /* The lowest common ancestor level of two slots: -1 for the root, depth - 1 for the same slot. */
 int ml_map_common_level(const mpilens_map_topology_t *t, long a, long b);
 

@@ -467,37 +467,24 @@ static int gather_matrix(MPI_Comm comm, int rank, int size, ml_reorder_t *w, mpi
     return status;
 }
 
-typedef struct {
-    long slot;
-    int index;
-} ml_placed_t;
-
-static int by_slot_then_index(const void *a, const void *b)
-{
-    const ml_placed_t *x = a, *y = b;
-    if (x->slot != y->slot)
-        return x->slot < y->slot ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 /* The process now at place p takes the role j the mapping put on p. Where several processes
  * share a slot (and as many roles, since compute_onto pairs roles with the entries of `places`),
  * they are paired in increasing order, so that the result is a permutation. */
 static int roles_from_mapping(const long *places, const long *slot_of, int size, int *new_rank_of)
 {
-    ml_placed_t *processes = malloc((size_t)size * sizeof *processes);
-    ml_placed_t *roles = malloc((size_t)size * sizeof *roles);
+    ml_map_keyed_t *processes = malloc((size_t)size * sizeof *processes);
+    ml_map_keyed_t *roles = malloc((size_t)size * sizeof *roles);
     if (!processes || !roles) {
         free(processes);
         free(roles);
         return MPILENS_MAP_ERR_NOMEM;
     }
     for (int i = 0; i < size; i++) {
-        processes[i] = (ml_placed_t){places[i], i};
-        roles[i] = (ml_placed_t){slot_of[i], i};
+        processes[i] = (ml_map_keyed_t){(double)places[i], i}; /* exact below 2^53 slots */
+        roles[i] = (ml_map_keyed_t){(double)slot_of[i], i};
     }
-    qsort(processes, (size_t)size, sizeof *processes, by_slot_then_index);
-    qsort(roles, (size_t)size, sizeof *roles, by_slot_then_index);
+    qsort(processes, (size_t)size, sizeof *processes, ml_map_by_key);
+    qsort(roles, (size_t)size, sizeof *roles, ml_map_by_key);
     for (int i = 0; i < size; i++)
         new_rank_of[processes[i].index] = roles[i].index;
     free(processes);

@@ -203,26 +203,13 @@ static int first_at_least(const sc_places_t *p, long value)
 
 /* Slot index (in the distinct slots) for every process from Scotch's places, then the lightest
  * processes of overloaded slots moved to the nearest slots with room. */
-typedef struct {
-    double weight;
-    int process;
-} sc_mover_t;
-
-static int compare_mover(const void *a, const void *b)
-{
-    const sc_mover_t *x = a, *y = b;
-    if (x->weight != y->weight)
-        return x->weight > y->weight ? 1 : -1;
-    return (x->process > y->process) - (x->process < y->process);
-}
-
 static int repair(const mpilens_map_topology_t *t, const mpilens_map_matrix_t *m, const sc_places_t *p, int *slot_index,
                   long *slot_of)
 {
     int order = m->order;
     int *room = malloc((size_t)p->count * sizeof *room);
     int *next = malloc(((size_t)p->count + 1) * sizeof *next);
-    sc_mover_t *movers = malloc((size_t)order * sizeof *movers);
+    ml_map_keyed_t *movers = malloc((size_t)order * sizeof *movers);
     if (!room || !next || !movers) {
         free(room);
         free(next);
@@ -238,11 +225,11 @@ static int repair(const mpilens_map_topology_t *t, const mpilens_map_matrix_t *m
         double weight = 0;
         for (size_t e = m->row_start[q]; e < m->row_start[q + 1]; e++)
             weight += m->weight[e];
-        movers[q] = (sc_mover_t){weight, q};
+        movers[q] = (ml_map_keyed_t){weight, q};
     }
-    qsort(movers, (size_t)order, sizeof *movers, compare_mover);
+    qsort(movers, (size_t)order, sizeof *movers, ml_map_by_key);
     for (int k = 0; k < order; k++) {
-        int q = movers[k].process, from = slot_index[q];
+        int q = movers[k].index, from = slot_index[q];
         if (room[from] >= 0)
             continue;
         for (int d = t->depth - 2; d >= -1; d--) {

@@ -779,26 +779,13 @@ static int few_candidates(int n, int a, long limit, long *count)
     return 1;
 }
 
-typedef struct {
-    double cost;
-    int index;
-} tm_candidate_t;
-
-static int compare_candidate(const void *a, const void *b)
-{
-    const tm_candidate_t *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost > y->cost ? 1 : -1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 /* Partitioning n vertices into groups of a: every a-subset is a candidate whose cost is the
  * traffic leaving it; the search picks, for the lowest free vertex, each candidate it leads (its
  * lowest member) in increasing cost, bounded below by each free vertex's cheapest candidate. */
 typedef struct {
     int n, a;
     const int *member;         /* [candidates * a], by candidate index */
-    const tm_candidate_t *led; /* candidates by leading vertex, then cost */
+    const ml_map_keyed_t *led; /* candidates by leading vertex, then cost */
     const int *led_start;      /* [n + 1] */
     const double *share;       /* per vertex: its cheapest candidate's cost / a */
     char *used;
@@ -821,7 +808,7 @@ static void search(tm_search_t *s, int depth, int from, double cost)
     }
     for (int i = s->led_start[v]; i < s->led_start[v + 1] && s->budget > 0; i++) {
         const int *m = s->member + (size_t)s->led[i].index * (size_t)s->a;
-        double bound = cost + s->led[i].cost + s->free_share;
+        double bound = cost + s->led[i].key + s->free_share;
         int clash = 0;
         s->budget--;
         for (int k = 0; k < s->a; k++) {
@@ -835,7 +822,7 @@ static void search(tm_search_t *s, int depth, int from, double cost)
             s->free_share -= s->share[m[k]];
         }
         s->chosen[depth] = s->led[i].index;
-        search(s, depth + 1, v + 1, cost + s->led[i].cost);
+        search(s, depth + 1, v + 1, cost + s->led[i].key);
         for (int k = 0; k < s->a; k++) {
             s->used[m[k]] = 0;
             s->free_share += s->share[m[k]];
@@ -858,7 +845,7 @@ static double partition_cost(const tm_graph_t *g, const int *group_of)
  * by one vertex are contiguous), and each vertex's share of its cheapest candidate. */
 typedef struct {
     int *member;         /* [candidates * a] */
-    tm_candidate_t *led; /* by leading vertex, then cost */
+    ml_map_keyed_t *led; /* by leading vertex, then cost */
     int *led_start;      /* [n + 1] */
     double *share;       /* [n] */
 } tm_candidates_t;
@@ -900,7 +887,7 @@ static int enumerate_candidates(const tm_graph_t *g, int a, long candidates, tm_
             for (int l = k + 1; l < a; l++)
                 cost -= 2 * dense[(size_t)combo[k] * (size_t)n + (size_t)combo[l]];
         }
-        c->led[i] = (tm_candidate_t){cost, (int)i};
+        c->led[i] = (ml_map_keyed_t){cost, (int)i};
         c->led_start[combo[0] + 1]++;
         for (int k = 0; k < a; k++)
             if (c->share[combo[k]] < 0 || cost / a < c->share[combo[k]])
@@ -917,8 +904,7 @@ static int enumerate_candidates(const tm_graph_t *g, int a, long candidates, tm_
     for (int v = 0; v < n; v++)
         c->led_start[v + 1] += c->led_start[v];
     for (int v = 0; v < n; v++)
-        qsort(c->led + c->led_start[v], (size_t)(c->led_start[v + 1] - c->led_start[v]), sizeof *c->led,
-              compare_candidate);
+        qsort(c->led + c->led_start[v], (size_t)(c->led_start[v + 1] - c->led_start[v]), sizeof *c->led, ml_map_by_key);
     free(dense);
     free(combo);
     return MPILENS_MAP_OK;
