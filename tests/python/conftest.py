@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 import shutil
@@ -242,3 +243,15 @@ while args[0] == "-x":
     args = args[2:]
 assert args[0] == "-n", args
 '''
+
+
+def report_page(members: list, out: Path, heading: str) -> tuple:
+    """The report of members written in out, which must hold one section under `heading` and every
+    finding: (the page, the names of the plots written, sorted)."""
+    from mpilens import report  # here: it loads matplotlib, which most tests do not need
+
+    page = report.write_report(members, out).read_text(encoding="utf-8")
+    assert page.count(f"<h2>{heading}") == 1
+    for sentence in report.findings(members):
+        assert html.escape(sentence) in page
+    return page, sorted(p.name for p in (out / "plots").iterdir())

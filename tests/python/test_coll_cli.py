@@ -85,38 +85,36 @@ def test_rank_counts_parsed():
     assert forwarded("suite") == []
 
 
-@pytest.mark.parametrize("argv,message", [
-    (("--np", "1"), 'argument --np: invalid rank counts "1": coll needs at least 2 ranks, not 1'),
-    (("--np", "2,x"), 'argument --np: invalid rank counts "2,x": expected integers separated by '
-                      "commas, such as 2,4,8"),
-    (("--np", "2,,4"), 'argument --np: invalid rank counts "2,,4": expected integers separated '
-                       "by commas, such as 2,4,8"),
-    (("--np", "4,2,4"), 'argument --np: invalid rank counts "4,2,4": 4 is given twice'),
-    (("--method", "oli,teleport"), 'argument --method: unknown method "teleport": choose from '
-                                   "sendlat, rounds, rounds-reverse, barrier, barrier-ring, "
-                                   "barrier-dissem, ack, oli, all"),
-    (("--method", "osu"), 'argument --method: unknown method "osu" (computed from the barrier '
-                          "method's runs: add barrier to get it): choose from "),
-    (("--method", "oli,"), 'argument --method: invalid method list "oli,": expected names '
-                           "separated by commas, such as oli,rounds"),
-    (("--op", "scatter"), 'argument --op: unknown operation "scatter": choose from bcast, reduce, '
-                          "allreduce, all"),
-    (("--algo", "ring"), 'argument --algo: unknown algorithm "ring": choose from library, linear, '
-                         "backward, binomial, flat, all"),
-    (("--size", "4Q"), 'argument --size: invalid size "4Q": expected a number of bytes'),
-    (("--hop-delay", "-5"), 'argument --hop-delay: invalid time "-5": expected a time'),
-    (("--hop-delay", "2s"), 'argument --hop-delay: invalid hop delay "2s": at most 1s'),
-    (("--block", "0"), 'argument --block: invalid block "0": expected a number of operations '
-                       "from 1 to 100000"),
-    (("--block", "100001"), 'argument --block: invalid block "100001": expected a number of '
-                            "operations from 1 to 100000"),
-    (("--wait", "busy"), 'argument --wait: invalid wait "busy": choose from auto, spin, sleep'),
+@pytest.mark.parametrize("option,value,message", [
+    ("--np", "1", 'invalid rank counts "1": coll needs at least 2 ranks, not 1'),
+    ("--np", "2,x", 'invalid rank counts "2,x": expected integers separated by commas, such as '
+                    "2,4,8"),
+    ("--np", "2,,4", 'invalid rank counts "2,,4": expected integers separated by commas, such as '
+                     "2,4,8"),
+    ("--np", "4,2,4", 'invalid rank counts "4,2,4": 4 is given twice'),
+    ("--method", "oli,teleport", 'unknown method "teleport": choose from sendlat, rounds, '
+                                 "rounds-reverse, barrier, barrier-ring, barrier-dissem, ack, "
+                                 "oli, all"),
+    ("--method", "osu", 'unknown method "osu" (computed from the barrier method\'s runs: add '
+                        "barrier to get it): choose from "),
+    ("--method", "oli,", 'invalid method list "oli,": expected names separated by commas, such as '
+                         "oli,rounds"),
+    ("--op", "scatter", 'unknown operation "scatter": choose from bcast, reduce, allreduce, all'),
+    ("--algo", "ring", 'unknown algorithm "ring": choose from library, linear, backward, '
+                       "binomial, flat, all"),
+    ("--size", "4Q", 'invalid size "4Q": expected a number of bytes'),
+    ("--hop-delay", "-5", 'invalid time "-5": expected a time'),
+    ("--hop-delay", "2s", 'invalid hop delay "2s": at most 1s'),
+    ("--block", "0", 'invalid block "0": expected a number of operations from 1 to 100000'),
+    ("--block", "100001", 'invalid block "100001": expected a number of operations from 1 to '
+                          "100000"),
+    ("--wait", "busy", 'invalid wait "busy": choose from auto, spin, sleep'),
 ])
-def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
+def test_bad_input_launches_nothing(fake, tmp_path, option, value, message):
     out = tmp_path / "run"
-    line = one_line_error(run_cli("coll", *argv, *launch_options(fake, "--output", str(out)),
+    line = one_line_error(run_cli("coll", option, value, *launch_options(fake, "--output", str(out)),
                                   env=fake["env"]))
-    assert line.startswith(f"mpilens: error: {message}")
+    assert line.startswith(f"mpilens: error: argument {option}: {message}")
     assert line.endswith('(see "mpilens coll --help")')
     assert logged_calls(fake) == [] and not out.exists()
 

@@ -63,6 +63,13 @@ def allgather_point(iterations: int, size: int, per_before: float, per_after: fl
                       "all_bound": all_bound, "new_rank_of": list(new_rank_of)}}
 
 
+def model_against(predicted: str, less: int) -> str:
+    """The start of the sentence holding the cost model's prediction against the gain measured."""
+    return (f"allgather_groups: the cost model predicted {predicted} in every cell; without the "
+            f"reordering's own time, the 100 iterations after it took {less}% less than before at "
+            "1 MiB; ")
+
+
 def grid_points(per_after=PER_AFTER, reorder=REORDER, iterations=ITERATIONS, **extra) -> list:
     return [allgather_point(n, size, PER_BEFORE[size], per_after[size], reorder[size], **extra)
             for size in (KIB, MIB) for n in iterations]
@@ -125,9 +132,7 @@ def test_diagnosis_states_break_even_best_cell_cost_and_model(grid_run):
         "allgather_groups: the best cell is +49% at 1 MiB and 100 iterations",
         "allgather_groups: the reordering took 1 ms (median of 4 cells): as long as 10 "
         "iterations before it at 1 KiB (100 µs each), 1 at 1 MiB (1 ms each)",
-        "allgather_groups: the cost model predicted +50% in every cell; without the "
-        "reordering's own time, the 100 iterations after it took 50% less than before at "
-        "1 MiB; measurement and model agree (within 10 points)",
+        model_against("+50%", 50) + "measurement and model agree (within 10 points)",
         'the topology "node:2 core:2" models 2 nodes, but the run was on one machine: the '
         "node-to-node costs the model saves are not paid here, where every rank shares memory, "
         "so the predicted gain is what a cluster of such nodes would see, not what this machine "
@@ -196,9 +201,8 @@ def test_repetitions_that_disagree_are_a_warning():
 def test_a_difference_without_any_move_is_not_the_reorderings():
     points = grid_points(per_after={KIB: 0.5e-4, MIB: 0.6e-3}, predicted=0.0,
                          new_rank_of=[0, 1, 2, 3])
-    assert ("allgather_groups: the cost model predicted 0% in every cell; without the "
-            "reordering's own time, the 100 iterations after it took 40% less than before at "
-            "1 MiB; that is 40 points above the model, likely because the reordering kept "
+    assert (model_against("0%", 40)
+            + "that is 40 points above the model, likely because the reordering kept "
             "every rank in place, so the difference is not the reordering's: it is noise, or "
             "the first run warming up what the second used") in ma.diagnose(map_run(points))
 
@@ -208,9 +212,8 @@ def test_disagreement_names_what_the_run_recorded():
     oversubscription are the reasons the run can give."""
     points = grid_points(per_after={KIB: 0.98e-4, MIB: 0.98e-3}, all_bound=0)
     sentences = ma.diagnose(map_run(points, cpus_online=2))
-    assert ("allgather_groups: the cost model predicted +50% in every cell; without the "
-            "reordering's own time, the 100 iterations after it took 2% less than before at "
-            "1 MiB; that is 48 points below the model, likely because the 2 nodes of the model "
+    assert (model_against("+50%", 2)
+            + "that is 48 points below the model, likely because the 2 nodes of the model "
             "do not exist on this one machine, the ranks were not all bound (their slots were "
             "guessed) and 4 ranks shared 2 processing units") in sentences
     assert sentences[-2].startswith("warning: allgather_groups: not every rank was bound to a "
@@ -221,9 +224,8 @@ def test_disagreement_names_what_the_run_recorded():
 def test_disagreement_without_a_recorded_cause():
     points = grid_points(per_after={KIB: 0.5e-4, MIB: 0.2e-3})
     sentences = ma.diagnose(map_run(points, nodes=2))
-    assert ("allgather_groups: the cost model predicted +50% in every cell; without the "
-            "reordering's own time, the 100 iterations after it took 80% less than before at "
-            "1 MiB; that is 30 points above the model: nothing recorded explains it; the model "
+    assert (model_against("+50%", 80)
+            + "that is 30 points above the model: nothing recorded explains it; the model "
             "counts bytes per level of the machine, not latency, contention or the MPI "
             "library's own algorithm") in sentences
 
@@ -235,9 +237,8 @@ def test_disagreement_explained_by_the_runs_conditions():
     run = map_run(points, nodes=2, cpus_online=2)
     run.meta["machines"] = ["1111111111111111"] * 4
     sentences = ma.diagnose(run)
-    assert ("allgather_groups: the cost model predicted +50% in every cell; without the "
-            "reordering's own time, the 100 iterations after it took 80% less than before at "
-            "1 MiB; that is 30 points above the model, likely because the ranks shared their "
+    assert (model_against("+50%", 80)
+            + "that is 30 points above the model, likely because the ranks shared their "
             "cores with each other and with the network stack (the run's conditions, first "
             "among the findings), a wait the model does not count and the reordering does not "
             "remove") in sentences

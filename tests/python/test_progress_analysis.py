@@ -175,6 +175,12 @@ def whole() -> Run:
 
 # --- combine -------------------------------------------------------------------------------------
 
+def one_sentence(run: Run, start: str) -> str:
+    """The one sentence of run's diagnosis that starts with `start` (fails if none or several)."""
+    (sentence,) = [s for s in pg.diagnose(run) if s.startswith(start)]
+    return sentence
+
+
 def test_combine_orders_members_none_first_and_sums_the_plan(whole):
     assert [member.path.name for member in whole.members] == [
         "progress-none.jsonl", "progress-async-MPIR_CVAR_ASYNC_PROGRESS=1.jsonl",
@@ -281,7 +287,7 @@ def test_diagnosis_states_the_loss_and_the_best_factor(whole):
 
 
 def test_diagnosis_contrasts_time_and_work_based_for_a_thread(whole):
-    (sentence,) = [s for s in pg.diagnose(whole) if s.startswith(f"{YIELD}: the thread costs")]
+    sentence = one_sentence(whole, f"{YIELD}: the thread costs")
     assert ("point-to-point at 4 MiB 360 µs work-based against 50 µs time-based (7.2×), "
             "Iallreduce at 4 MiB 720 µs work-based against 100 µs time-based (7.2×)") in sentence
     assert "seed §V-B3" in sentence
@@ -289,26 +295,36 @@ def test_diagnosis_contrasts_time_and_work_based_for_a_thread(whole):
     assert not any(s.startswith(f"{POLL}: the thread costs") for s in pg.diagnose(whole))
 
 
-def test_diagnosis_says_a_thread_on_a_spare_core_is_the_spare_core_case(whole):
-    (sentence,) = [s for s in pg.diagnose(whole) if s.startswith(f"{POLL}: ")]
-    assert sentence == (f"{POLL}: every progress thread ran on a core no rank computes on (rank 0 "
-                        "on cpu 2, rank 1 on cpu 3): the spare-core case of the seed (figures 7 "
-                        "and 8), in which a thread takes the communication off the computation")
-
-
-def test_diagnosis_says_an_unbound_thread_gives_the_shared_core_result(whole):
-    (sentence,) = [s for s in pg.diagnose(whole) if s.startswith(f"{YIELD}: the progress")]
-    assert sentence == (f"{YIELD}: the progress thread was not on a spare core (unbound on "
-                        "ranks 0-1): these are the shared-core results, the seed's fully "
-                        "subscribed case (figures 9 and 10), in which the thread competes with "
-                        "the computation for its core; the node has 4 processing units for 2 "
-                        "ranks, so the scheduler may have run an unbound thread on an idle one, "
-                        "which would put the result between the two cases")
+# Sentences of the whole study's diagnosis, each the one that starts so.
+@pytest.mark.parametrize("start,expected", [
+    pytest.param(f"{POLL}: ",
+                 f"{POLL}: every progress thread ran on a core no rank computes on (rank 0 "
+                 "on cpu 2, rank 1 on cpu 3): the spare-core case of the seed (figures 7 "
+                 "and 8), in which a thread takes the communication off the computation",
+                 id="says_a_thread_on_a_spare_core_is_the_spare_core_case"),
+    pytest.param(f"{YIELD}: the progress",
+                 f"{YIELD}: the progress thread was not on a spare core (unbound on "
+                 "ranks 0-1): these are the shared-core results, the seed's fully "
+                 "subscribed case (figures 9 and 10), in which the thread competes with "
+                 "the computation for its core; the node has 4 processing units for 2 "
+                 "ranks, so the scheduler may have run an unbound thread on an idle one, "
+                 "which would put the result between the two cases",
+                 id="says_an_unbound_thread_gives_the_shared_core_result"),
+    pytest.param(f"{ASYNC}:",
+                 f"{ASYNC}: the program cannot ask the library whether it obeyed the "
+                 "variable; the library provided MPI_THREAD_MULTIPLE where the program "
+                 "asked for funneled, a sign that it started a thread of its own; its "
+                 "overheads are within noise of none's everywhere, at the largest sizes: "
+                 "nothing shows that it changed anything",
+                 id="of_async_progress_within_noise_of_none"),
+])
+def test_diagnosis_sentence_of_the_whole_study(whole, start, expected):
+    assert one_sentence(whole, start) == expected
 
 
 def test_diagnosis_says_a_thread_on_a_computing_core_gives_the_shared_core_result():
     run = pg.combine([none_run(), poll_run(cpus=(1, 0))])
-    (sentence,) = [s for s in pg.diagnose(run) if s.startswith(f"{POLL}: the progress")]
+    sentence = one_sentence(run, f"{POLL}: the progress")
     assert sentence == (f"{POLL}: the progress thread was not on a spare core (rank 0's thread "
                         "on cpu 1, where rank 1 may compute; rank 1's thread on cpu 0, where "
                         "rank 0 may compute): these are the shared-core results, the seed's "
@@ -316,7 +332,7 @@ def test_diagnosis_says_a_thread_on_a_computing_core_gives_the_shared_core_resul
                         "with the computation for its core")
     # both ranks bound to every core: whatever core the thread has, it is shared
     run = pg.combine([none_run(), poll_run(binding=("0-3", "0-3"), cpus_online=4)])
-    (sentence,) = [s for s in pg.diagnose(run) if s.startswith(f"{POLL}: the progress")]
+    sentence = one_sentence(run, f"{POLL}: the progress")
     assert "rank 0's thread on cpu 2, where ranks 0-1 may compute" in sentence
 
 
@@ -329,8 +345,7 @@ def test_placement_of_thousands_of_ranks_names_a_few():
     member.meta["progress_setting"]["library"]["running_per_rank"] = [True] * ranks
     found = pg.placement(member)
     assert len(found.spare) == ranks and not found.shared
-    (sentence,) = [s for s in pg.diagnose(pg.combine([none_run(), member]))
-                   if s.startswith(f"{POLL}: ")]
+    sentence = one_sentence(pg.combine([none_run(), member]), f"{POLL}: ")
     assert sentence.startswith(f"{POLL}: every progress thread ran on a core no rank computes on "
                                "(rank 0 on cpu 32, rank 1 on cpu 33, rank 2 on cpu 34, rank 3 on "
                                "cpu 35, 8188 more): the spare-core case")
@@ -342,7 +357,7 @@ def test_placement_of_thousands_of_ranks_names_a_few():
 
 def test_diagnosis_cannot_judge_a_placement_without_the_ranks_bindings():
     run = pg.combine([none_run(), poll_run(binding=("0", "?"))])
-    (sentence,) = [s for s in pg.diagnose(run) if s.startswith(f"{POLL}: ")]
+    sentence = one_sentence(run, f"{POLL}: ")
     assert sentence == (f"{POLL}: the progress threads ran on known cores (rank 0 on cpu 2, rank "
                         "1 on cpu 3), but the ranks' bindings are not recorded: whether they "
                         "shared a core with the computation cannot be told")
@@ -351,19 +366,9 @@ def test_diagnosis_cannot_judge_a_placement_without_the_ranks_bindings():
 def test_diagnosis_names_the_librarys_reason_and_ranks_without_thread():
     lib = library((True, False), (2, -1), "poll", reason="cpu=spare: every core is taken")
     member = progress_run(POLL, setting_points(POLL), lib=lib)
-    (sentence,) = [s for s in pg.diagnose(pg.combine([none_run(), member]))
-                   if s.startswith(f"{POLL}: every")]
+    sentence = one_sentence(pg.combine([none_run(), member]), f"{POLL}: every")
     assert sentence.endswith("; no thread ran on ranks 1; libmpilens-progress said: cpu=spare: "
                              "every core is taken")
-
-
-def test_diagnosis_of_async_progress_within_noise_of_none(whole):
-    (sentence,) = [s for s in pg.diagnose(whole) if s.startswith(f"{ASYNC}:")]
-    assert sentence == (f"{ASYNC}: the program cannot ask the library whether it obeyed the "
-                        "variable; the library provided MPI_THREAD_MULTIPLE where the program "
-                        "asked for funneled, a sign that it started a thread of its own; its "
-                        "overheads are within noise of none's everywhere, at the largest sizes: "
-                        "nothing shows that it changed anything")
 
 
 def test_diagnosis_of_async_progress_that_changed_the_overhead():
@@ -373,7 +378,7 @@ def test_diagnosis_of_async_progress_that_changed_the_overhead():
             p["stats"]["t_o_ns"] /= 4
             p["stats"]["sample"] = sample(p["stats"]["t_o_ns"])
     run = pg.combine([none_run(), progress_run(ASYNC, points)])
-    (sentence,) = [s for s in pg.diagnose(run) if s.startswith(f"{ASYNC}:")]
+    sentence = one_sentence(run, f"{ASYNC}:")
     assert sentence == (f"{ASYNC}: the program cannot ask the library whether it obeyed the "
                         "variable; lower than none's beyond noise: point-to-point time-based at "
                         "4 MiB (101 µs against 400 µs)")

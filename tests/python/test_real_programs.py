@@ -31,26 +31,40 @@ def _require(flavour: str) -> None:
         pytest.skip(f"no {flavour} build")
 
 
-@pytest.fixture(scope="module")
-def sanity_runs(tmp_path_factory) -> dict:
-    """One quick sanity run per flavour and rank count, shared by the tests below."""
+FLAVOURS_RANKS = [(flavour, ranks) for flavour in ("openmpi", "mpich") for ranks in (2, 4)]
+
+
+def _succeeded(runs: dict, flavour: str, ranks: int) -> tuple:
+    """The (done, outdir) of the flavour's run at `ranks` ranks in runs, which must have succeeded
+    (skipped without the flavour's build)."""
+    _require(flavour)
+    done, outdir = runs[(flavour, ranks)]
+    assert done.returncode == 0, done.stderr
+    return done, outdir
+
+
+def _quick_runs(base, family: str, args_at: dict, timeout: int) -> dict:
+    """`mpilens FAMILY --preset quick` under every flavour here, at each rank count of args_at
+    with its arguments, into base/FLAVOUR-RANKS: {(flavour, ranks): (done, outdir)}."""
     runs = {}
-    base = tmp_path_factory.mktemp("real")
     for flavour in _flavours():
-        for ranks in (2, 4):
+        for ranks, args in args_at.items():
             outdir = base / f"{flavour}-{ranks}"
-            done = run_cli("sanity", "--mpi", flavour, "--np", str(ranks), "--preset", "quick",
-                           "--output", str(outdir), timeout=300)
+            done = run_cli(family, "--mpi", flavour, "--np", str(ranks), "--preset", "quick", *args,
+                           "--output", str(outdir), timeout=timeout)
             runs[(flavour, ranks)] = (done, outdir)
     return runs
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+@pytest.fixture(scope="module")
+def sanity_runs(tmp_path_factory) -> dict:
+    """One quick sanity run per flavour and rank count, shared by the tests below."""
+    return _quick_runs(tmp_path_factory.mktemp("real"), "sanity", {2: (), 4: ()}, timeout=300)
+
+
+@pytest.mark.parametrize("flavour,ranks", FLAVOURS_RANKS)
 def test_sanity_run_reads_back(sanity_runs, flavour, ranks):
-    _require(flavour)
-    done, outdir = sanity_runs[(flavour, ranks)]
-    assert done.returncode == 0, done.stderr
+    done, outdir = _succeeded(sanity_runs, flavour, ranks)
     assert done.stdout.strip().splitlines()[-1] == f"report: {outdir / 'report.html'}"
     assert (outdir / "report.html").stat().st_size > 10000
 
@@ -96,23 +110,13 @@ def overlap_runs(tmp_path_factory) -> dict:
     """The quick overlap suite at 2 ranks (every benchmark), and at 4 ranks two point-to-point
     benchmarks: benchmarks that keep every rank busy (multi, collectives) take minutes at 4 ranks
     on 2 cores; the C-level tests cover them at 4 ranks on a small grid."""
-    runs = {}
-    base = tmp_path_factory.mktemp("overlap")
-    for flavour in _flavours():
-        for ranks, benches in ((2, "all"), (4, "sender,control")):
-            outdir = base / f"{flavour}-{ranks}"
-            done = run_cli("overlap", "--mpi", flavour, "--np", str(ranks), "--preset", "quick",
-                           "--bench", benches, "--output", str(outdir), timeout=600)
-            runs[(flavour, ranks)] = (done, outdir)
-    return runs
+    benches = {2: ("--bench", "all"), 4: ("--bench", "sender,control")}
+    return _quick_runs(tmp_path_factory.mktemp("overlap"), "overlap", benches, timeout=600)
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+@pytest.mark.parametrize("flavour,ranks", FLAVOURS_RANKS)
 def test_overlap_run_reads_back(overlap_runs, flavour, ranks):
-    _require(flavour)
-    done, outdir = overlap_runs[(flavour, ranks)]
-    assert done.returncode == 0, done.stderr
+    done, outdir = _succeeded(overlap_runs, flavour, ranks)
     run = results.load(outdir / "overlap.jsonl")
     assert run.complete and run.meta["ranks"] == ranks and run.meta["mpi"]["flavour"] == flavour
     benches = {point["bench"] for point in run.points}
@@ -131,8 +135,7 @@ def test_overlap_run_reads_back(overlap_runs, flavour, ranks):
     assert page.count("data:image/png") >= len(plots)
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-@pytest.mark.parametrize("flavour", ["openmpi", "mpich"])
+@pytest.mark.parametrize("flavour,ranks", FLAVOURS_RANKS)
 def test_monitor_an_unmodified_program(flavour, ranks, tmp_path):
     """`mpilens monitor` preloads the library into a program that knows nothing of it (each rank
     sends 2 x 64 bytes to the next, then rank 0 broadcasts 128 bytes) and reports its matrices."""
