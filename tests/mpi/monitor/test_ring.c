@@ -22,32 +22,15 @@ static void shift(send_mode mode, int left, int right)
     MPI_Barrier(MPI_COMM_WORLD);
     for (int m = 0; m < K; m++) {
         switch (mode) {
-        case SEND:
-            MPI_Send(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD);
-            break;
-        case BSEND:
-            MPI_Bsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD);
-            break;
-        case SSEND:
-            MPI_Ssend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD);
-            break;
-        case RSEND:
-            MPI_Rsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD);
-            break;
-        case ISEND:
-            MPI_Isend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]);
-            break;
-        case IBSEND:
-            MPI_Ibsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]);
-            break;
-        case ISSEND:
-            MPI_Issend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]);
-            break;
-        case IRSEND:
-            MPI_Irsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]);
-            break;
-        case MODES:
-            break;
+        case SEND: MPI_Send(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD); break;
+        case BSEND: MPI_Bsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD); break;
+        case SSEND: MPI_Ssend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD); break;
+        case RSEND: MPI_Rsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD); break;
+        case ISEND: MPI_Isend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]); break;
+        case IBSEND: MPI_Ibsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]); break;
+        case ISSEND: MPI_Issend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]); break;
+        case IRSEND: MPI_Irsend(out[m], N, MPI_INT, right, m, MPI_COMM_WORLD, &sent[m]); break;
+        case MODES: break;
         }
     }
     if (mode >= ISEND)
