@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "maptest.h"
+#include "mapunit.h"
 
 static const mpilens_map_algo_t all_algos[] = {MPILENS_MAP_TREEMATCH, MPILENS_MAP_GREEDY, MPILENS_MAP_SCOTCH,
                                                MPILENS_MAP_IDENTITY,  MPILENS_MAP_PACKED, MPILENS_MAP_ROUND_ROBIN,

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "maptest.h"
+#include "mapunit.h"
 
 static void check_cost(const mpilens_map_cost_t *c, double total, double hops, double weighted, double busiest,
                        int busiest_level, const double *levels, int depth)

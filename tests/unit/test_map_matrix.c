@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "maptest.h"
+#include "mapunit.h"
 
 static void check_sums(const mpilens_map_matrix_t *m, int order, size_t nonzeros, double total)
 {
@@ -266,13 +266,13 @@ static void test_stencil(void)
 
 int main(int argc, char **argv)
 {
-    if (maptest_start(argc, argv))
+    if (mapunit_start(argc, argv))
         return 2;
     test_add_and_merge();
     test_dense();
     test_files();
     test_file_errors();
     test_stencil();
-    maptest_end();
+    mapunit_end();
     CHECK_DONE();
 }

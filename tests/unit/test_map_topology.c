@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "maptest.h"
+#include "mapunit.h"
 
 /* The description text of a topology ("?" when describe fails). */
 static const char *describe(const mpilens_map_topology_t *t)
@@ -556,7 +556,7 @@ static void test_outputs_only_on_success(void)
 
 int main(int argc, char **argv)
 {
-    if (maptest_start(argc, argv))
+    if (mapunit_start(argc, argv))
         return 2;
     test_synthetic();
     test_describe();
@@ -569,6 +569,6 @@ int main(int argc, char **argv)
     test_this_machine();
     test_names();
     test_outputs_only_on_success();
-    maptest_end();
+    mapunit_end();
     CHECK_DONE();
 }

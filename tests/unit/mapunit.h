@@ -1,8 +1,9 @@
-/* What the libmpilens-map unit tests share: the data directory they are given (argv[1],
- * tests/data/map), a scratch directory for the files they write, removed at the end with what
- * it holds, and the checked constructors of topologies and matrices. */
-#ifndef MPILENS_TEST_MAPTEST_H
-#define MPILENS_TEST_MAPTEST_H
+/* What the libmpilens-map unit tests share (tests/mpi/map/maptest.h is the MPI tests' header):
+ * the data directory they are given (argv[1], tests/data/map), a scratch directory for the files
+ * they write, removed at the end with what it holds, and the checked constructors of topologies
+ * and matrices. */
+#ifndef MPILENS_TEST_MAPUNIT_H
+#define MPILENS_TEST_MAPUNIT_H
 
 #include <dirent.h>
 #include <stdio.h>
@@ -15,17 +16,17 @@
 static const char *data_dir;
 static char scratch_dir[] = "/tmp/test_map.XXXXXX";
 
-static inline const char *maptest_path(const char *dir, const char *name)
+static inline const char *mapunit_path(const char *dir, const char *name)
 {
     static char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return path;
 }
 
-static inline const char *data_path(const char *name) { return maptest_path(data_dir, name); }
-static inline const char *scratch_path(const char *name) { return maptest_path(scratch_dir, name); }
+static inline const char *data_path(const char *name) { return mapunit_path(data_dir, name); }
+static inline const char *scratch_path(const char *name) { return mapunit_path(scratch_dir, name); }
 
-/* A scratch file holding `text` (maptest_end removes it). */
+/* A scratch file holding `text` (mapunit_end removes it). */
 static inline const char *scratch_file(const char *name, const char *text)
 {
     const char *path = scratch_path(name);
@@ -39,7 +40,7 @@ static inline const char *scratch_file(const char *name, const char *text)
 
 /* Takes the data directory from argv[1] and makes the scratch directory: 0, or 2 after a usage
  * line, which main returns. */
-static inline int maptest_start(int argc, char **argv)
+static inline int mapunit_start(int argc, char **argv)
 {
     if (argc < 2 || !mkdtemp(scratch_dir)) {
         fprintf(stderr, "usage: %s DATA_DIR (tests/data/map)\n", argv[0]);
@@ -50,7 +51,7 @@ static inline int maptest_start(int argc, char **argv)
 }
 
 /* Removes the scratch directory and the files in it. */
-static inline void maptest_end(void)
+static inline void mapunit_end(void)
 {
     DIR *d = opendir(scratch_dir);
     for (struct dirent *e; d && (e = readdir(d));)
