@@ -68,8 +68,7 @@ static ml_option_t *merge_options(ml_program_t *p, const ml_option_t *own)
         {"precision", ML_OPT_FRACTION, "P", "2%", NULL,
          "with --reps auto: stop once the median's 95% confidence interval is within P of it", &p->precision, 0, 0,
          NULL},
-        {"output", ML_OPT_STRING, "FILE", p->spec->default_output, NULL, "results file (JSON Lines)", &p->output, 0, 0,
-         NULL},
+        {"output", ML_OPT_STRING, "FILE", p->default_output, NULL, "results file (JSON Lines)", &p->output, 0, 0, NULL},
         {"resume", ML_OPT_FLAG, NULL, NULL, NULL, "complete an interrupted results file, skipping finished points",
          &p->resume, 0, 0, NULL},
         {"progress", ML_OPT_CHOICE, "auto|on|off", "auto", "auto,on,off",
@@ -94,6 +93,7 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
 {
     memset(p, 0, sizeof *p);
     p->spec = spec;
+    snprintf(p->default_output, sizeof p->default_output, "%s.jsonl", spec->program);
     MPI_Init_thread(&argc, &argv, requested_thread_level(argc, argv, spec->thread_level), &p->thread_level);
     /* After MPI_Init_thread: it may take its own arguments out of the command line. */
     p->argc = argc;

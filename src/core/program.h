@@ -31,7 +31,6 @@ typedef struct {
                                   more than this check p->thread_level themselves */
     const char *default_reps;  /* default of --reps: "auto" or a count; NULL when the program sets it
                                  with ml_options_default_late before ml_program_begin */
-    const char *default_output;
 } ml_program_spec_t;
 
 typedef struct {
@@ -43,6 +42,7 @@ typedef struct {
     char **argv;
 
     /* common options */
+    char default_output[64]; /* <program>.jsonl */
     const char *output;
     int resume;
     ml_reps_t reps;

@@ -162,7 +162,6 @@ int main(int argc, char **argv)
         .thread_level = MPI_THREAD_FUNNELED,
         .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = NULL,
-        .default_output = "mpilens-overlap.jsonl",
     };
     overlap_t o;
     memset(&o, 0, sizeof o);

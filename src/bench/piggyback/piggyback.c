@@ -363,7 +363,6 @@ int main(int argc, char **argv)
         .thread_level = MPI_THREAD_SINGLE,
         .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = "auto",
-        .default_output = "mpilens-piggyback.jsonl",
     };
     pb_bench_t b;
     memset(&b, 0, sizeof b);

@@ -190,7 +190,6 @@ int main(int argc, char **argv)
         .thread_level = MPI_THREAD_FUNNELED,
         .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = NULL,
-        .default_output = "mpilens-progress.jsonl",
     };
     ml_bench_t b;
     memset(&b, 0, sizeof b);

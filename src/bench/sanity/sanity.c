@@ -334,7 +334,6 @@ int main(int argc, char **argv)
         .thread_level = MPI_THREAD_SINGLE,
         .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = "auto",
-        .default_output = "mpilens-sanity.jsonl",
     };
     sanity_t s;
     memset(&s, 0, sizeof s);
