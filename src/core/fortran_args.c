@@ -119,27 +119,24 @@ void ml_f_statuses_out(int rc, MPI_Status *statuses, MPI_Fint *fortran, int n)
     free(statuses);
 }
 
-MPI_Request *ml_f_requests(const MPI_Fint *requests, int n)
-{
-    MPI_Request *c = n > 0 ? malloc((size_t)n * sizeof *c) : NULL;
-    for (int i = 0; c && i < n; i++)
-        c[i] = PMPI_Request_f2c(requests[i]);
-    return c;
-}
+/* The C handles of n Fortran ones, in a malloc'ed array (NULL when n <= 0 or out of memory). */
+#define HANDLES_F2C(function, type, f2c)                                                                               \
+    type *function(const MPI_Fint *handles, int n)                                                                     \
+    {                                                                                                                  \
+        type *c = n > 0 ? malloc((size_t)n * sizeof *c) : NULL;                                                        \
+        for (int i = 0; c && i < n; i++)                                                                               \
+            c[i] = f2c(handles[i]);                                                                                    \
+        return c;                                                                                                      \
+    }
+
+HANDLES_F2C(ml_f_requests, MPI_Request, PMPI_Request_f2c)
+HANDLES_F2C(ml_f_type_handles, MPI_Datatype, PMPI_Type_f2c)
 
 void ml_f_requests_out(MPI_Request *requests, MPI_Fint *fortran, int n)
 {
     for (int i = 0; requests && i < n; i++)
         fortran[i] = PMPI_Request_c2f(requests[i]);
     free(requests);
-}
-
-MPI_Datatype *ml_f_type_handles(const MPI_Fint *types, int n)
-{
-    MPI_Datatype *c = n > 0 ? malloc((size_t)n * sizeof *c) : NULL;
-    for (int i = 0; c && i < n; i++)
-        c[i] = PMPI_Type_f2c(types[i]);
-    return c;
 }
 
 void ml_f_free(void *array) { free(array); }

@@ -150,12 +150,18 @@ static void write_truth(coll_t *o, ml_json_t *j, const coll_point_t *pt, double 
     free(truth);
 }
 
-static void end_point(coll_t *o, ml_json_t *j)
+/* The end of a method's point measured in blocks: their spread, count and time, the truth, the
+ * sample; then the record is written. */
+static void end_blocks_point(coll_t *o, ml_json_t *j, const coll_point_t *pt, const ml_sample_t *blocks,
+                             int64_t elapsed_ns, ml_stop_t reason, double actual_delay_ns, int oli)
 {
-    ml_json_end_object(j); /* stats */
-    ml_json_end_object(j);
-    ml_program_point(&o->prog, j);
-    ml_json_free(j);
+    ml_stop_rule_t rule = sample_rule(o);
+    ml_json_double(j, "rsd", coll_rsd(blocks->values, blocks->n));
+    ml_json_int(j, "blocks", (int64_t)blocks->n);
+    ml_json_int(j, "elapsed_ns", elapsed_ns);
+    write_truth(o, j, pt, actual_delay_ns, oli);
+    ml_json_sample(j, "sample", blocks, &rule, reason);
+    ml_program_point_end(&o->prog, j);
 }
 
 static void write_method(coll_t *o, const coll_point_t *pt, const char *method, const char *key, const coll_result_t *r,
@@ -169,12 +175,7 @@ static void write_method(coll_t *o, const coll_point_t *pt, const char *method, 
     begin_point(o, &j, pt, method, key, NULL);
     ml_summarize(r->blocks.values, r->blocks.n, rule.ci_level, &s);
     ml_json_double(&j, "latency_ns", s.median);
-    ml_json_double(&j, "rsd", coll_rsd(r->blocks.values, r->blocks.n));
-    ml_json_int(&j, "blocks", (int64_t)r->blocks.n);
-    ml_json_int(&j, "elapsed_ns", r->elapsed_ns);
-    write_truth(o, &j, pt, actual_delay_ns, 0);
-    ml_json_sample(&j, "sample", &r->blocks, &rule, r->reason);
-    end_point(o, &j);
+    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, actual_delay_ns, 0);
 }
 
 /* What OSU (mean over ranks of each rank's mean local time) and IMB (the largest of them) would
@@ -198,7 +199,7 @@ static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const co
             doubles(&j, "per_rank_local_ns", r->local_ns, np);
             ml_json_int(&j, "elapsed_ns", r->elapsed_ns);
             write_truth(o, &j, pt, actual_delay_ns, 0);
-            end_point(o, &j);
+            ml_program_point_end(&o->prog, &j);
         }
         ml_program_progress(&o->prog, key);
     }
@@ -212,7 +213,6 @@ static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const 
     for (int i = 0; i < np; i++)
         any_remedy |= r->gap_bound[i];
     ml_json_t j;
-    ml_stop_rule_t rule = sample_rule(o);
     begin_point(o, &j, pt, "oli", key, NULL);
     ml_json_double(&j, "latency_ns", r->argmax >= 0 ? r->ol[r->argmax] : NAN);
     ml_json_int(&j, "argmax_rank", r->argmax);
@@ -229,12 +229,7 @@ static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const 
         ranks_where(&j, "audited_ranks", r->measured, np, 1);
         doubles(&j, "cheap_ns", r->cheap, np);
     }
-    ml_json_double(&j, "rsd", coll_rsd(r->blocks.values, r->blocks.n));
-    ml_json_int(&j, "blocks", (int64_t)r->blocks.n);
-    ml_json_int(&j, "elapsed_ns", r->elapsed_ns);
-    write_truth(o, &j, pt, actual_delay_ns, 1);
-    ml_json_sample(&j, "sample", &r->blocks, &rule, r->reason);
-    end_point(o, &j);
+    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, actual_delay_ns, 1);
 }
 
 /* ---- the plan -------------------------------------------------------------------------------- */
@@ -338,7 +333,6 @@ int main(int argc, char **argv)
         .thread_level = MPI_THREAD_SINGLE,
         .thread_level_required = MPI_THREAD_SINGLE,
         .default_reps = "auto",
-        .default_output = "mpilens-coll.jsonl",
     };
     coll_t o;
     memset(&o, 0, sizeof o);
