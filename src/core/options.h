@@ -88,7 +88,9 @@ ml_option_t *ml_options_find(ml_option_t *table, const char *name);
 
 /* Gives an option that was not set a default computed after parsing (one that depends on
  * another option, such as a preset), through the same parser; the text is recorded as its value.
- * Returns 0, or -1 if the row is missing or the text invalid. Options already set keep theirs. */
+ * Returns 0, or -1 if the row is missing or the text invalid. Options already set keep theirs.
+ * The option keeps the pointer (the meta record and --resume read it later): text must live as
+ * long as the table, a literal or static storage, never a local buffer. */
 int ml_options_default_late(ml_option_t *table, const char *name, const char *text);
 
 #endif

@@ -73,6 +73,16 @@ for e in errors[:20]:
 sys.exit(1 if errors else 0)
 PY
 
+# --threads defaults to the node's PUs, decided after parsing: the meta records that number (a
+# dangling pointer once recorded "" here), and --resume with it given explicitly is the same run.
+run pus "$np" --bench sender --sizes 1:1 --compute 10us:10us --density 1 --reps 3 --output "$work/pus.jsonl"
+threads=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["options"]["threads"])' \
+  "$work/pus.jsonl" 2>/dev/null)
+[[ "$threads" =~ ^[1-9][0-9]*$ ]] || fail "pus: the meta records threads \"$threads\", expected the node's PUs"
+run pus_resume "$np" --bench sender --sizes 1:1 --compute 10us:10us --density 1 --reps 3 --threads "$threads" \
+  --resume --output "$work/pus.jsonl"
+[ "$(status pus_resume)" = 0 ] || fail "pus_resume: status $(status pus_resume): $(head -3 "$work/pus_resume.err")"
+
 # Without MPI_THREAD_FUNNELED, nload is skipped with a note and the rest runs.
 run single "$np" --bench nload,sender --sizes 1:64 --compute 10us:20us --density 1 --reps 3 --thread-level single \
   --output "$work/single.jsonl"

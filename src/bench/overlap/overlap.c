@@ -37,7 +37,7 @@ static void apply_presets(overlap_t *o)
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(presets[i].name, o->preset) == 0)
             p = &presets[i];
-    char pus[16];
+    static char pus[16]; /* the option keeps this text: it must outlive this function */
     snprintf(pus, sizeof pus, "%d", ml_node_pus());
     ml_option_t *t = o->prog.options;
     if (ml_options_default_late(t, "sizes", p->sizes) || ml_options_default_late(t, "compute", p->compute) ||
