@@ -57,7 +57,7 @@ typedef int MPI_M_msid;
 
 /* Error codes */
 #define MPI_M_INTERNAL_FAIL (-1001)         /**< an internal error occurred (malloc or a system call failed) */
-#define MPI_M_MPIT_FAIL (-1002)             /**< an MPI or MPI_T function failed */
+#define MPI_M_MPIT_FAIL (-1002)             /**< an MPI or MPI_T function failed, or MPI is finalized */
 #define MPI_M_MISSING_INIT (-1003)          /**< no call to MPI_M_init has been done */
 #define MPI_M_SESSION_STILL_ACTIVE (-1004)  /**< at least one session has not been suspended */
 #define MPI_M_SESSION_NOT_SUSPENDED (-1005) /**< the session has not been suspended */

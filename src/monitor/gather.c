@@ -47,16 +47,18 @@ int ml_session_gather(int id, int internal, int root, unsigned long *counts, uns
 
 int MPI_M_allgather_data(MPI_M_msid msid, unsigned long *matrix_counts, unsigned long *matrix_sizes, int flags)
 {
-    if (!ml_api_up())
-        return MPI_M_MISSING_INIT;
+    int state = ml_api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     return ml_session_gather(msid, 0, -1, matrix_counts, matrix_sizes, flags);
 }
 
 int MPI_M_rootgather_data(MPI_M_msid msid, int root, unsigned long *matrix_counts, unsigned long *matrix_sizes,
                           int flags)
 {
-    if (!ml_api_up())
-        return MPI_M_MISSING_INIT;
+    int state = ml_api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     if (root < 0)
         return MPI_M_INVALID_ROOT;
     return ml_session_gather(msid, 0, root, matrix_counts, matrix_sizes, flags);
@@ -108,8 +110,9 @@ static char *prof_path(const char *filename, const char *part, int rank)
 
 int MPI_M_flush(MPI_M_msid msid, char *filename, int flags)
 {
-    if (!ml_api_up())
-        return MPI_M_MISSING_INIT;
+    int state = ml_api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     if (!filename)
         return MPI_M_INVALID_ARG;
     ml_session_row_t row;
@@ -125,8 +128,9 @@ int MPI_M_flush(MPI_M_msid msid, char *filename, int flags)
 
 int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags)
 {
-    if (!ml_api_up())
-        return MPI_M_MISSING_INIT;
+    int state = ml_api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     if (!filename)
         return MPI_M_INVALID_ARG;
     if (root < 0)

@@ -234,12 +234,19 @@ static void free_comms(MPI_Comm *comms)
 
 /* ---- the API --------------------------------------------------------------------------------- */
 
-static int up(void)
+/* Whether the API may be used now: MPI_SUCCESS between MPI_M_init and MPI_M_finalize while MPI
+ * runs; MPI_M_MISSING_INIT outside them; MPI_M_MPIT_FAIL once MPI_Finalize has run (every call
+ * would need MPI; without this check MPICH aborts the process). */
+static int api_state(void)
 {
     pthread_mutex_lock(&lock);
     int is_up = api_up;
     pthread_mutex_unlock(&lock);
-    return is_up;
+    if (!is_up)
+        return MPI_M_MISSING_INIT;
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    return finalized ? MPI_M_MPIT_FAIL : MPI_SUCCESS;
 }
 
 int MPI_M_init(void)
@@ -261,8 +268,8 @@ int MPI_M_init(void)
 
 int MPI_M_finalize(void)
 {
+    int status = api_state();
     pthread_mutex_lock(&lock);
-    int status = api_up ? MPI_SUCCESS : MPI_M_MISSING_INIT;
     for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
         if (valid(i) && sessions[i].active)
             status = MPI_M_SESSION_STILL_ACTIVE;
@@ -281,16 +288,25 @@ int MPI_M_finalize(void)
 
 int MPI_M_start(MPI_Comm comm, MPI_M_msid *msid)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     if (!msid)
         return MPI_M_INVALID_ARG;
     return ml_session_start(comm, 0, msid);
 }
 
-int MPI_M_suspend(MPI_M_msid msid) { return up() ? ml_session_suspend(msid, 0) : MPI_M_MISSING_INIT; }
+int MPI_M_suspend(MPI_M_msid msid)
+{
+    int state = api_state();
+    return state == MPI_SUCCESS ? ml_session_suspend(msid, 0) : state;
+}
 
-int MPI_M_continue(MPI_M_msid msid) { return up() ? ml_session_continue(msid, 0) : MPI_M_MISSING_INIT; }
+int MPI_M_continue(MPI_M_msid msid)
+{
+    int state = api_state();
+    return state == MPI_SUCCESS ? ml_session_continue(msid, 0) : state;
+}
 
 /* Under the lock: whether msid (or, with MPI_M_ALL_MSID, every program session) exists and is
  * suspended, as reset and free require; with ALL, one active session refuses them all. */
@@ -305,8 +321,9 @@ static int all_suspended(int msid)
 
 int MPI_M_reset(MPI_M_msid msid)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     pthread_mutex_lock(&lock);
     int status = all_suspended(msid);
     for (int i = 0; status == MPI_SUCCESS && i < MPI_M_MAX_SESSIONS; i++)
@@ -318,8 +335,9 @@ int MPI_M_reset(MPI_M_msid msid)
 
 int MPI_M_free(MPI_M_msid msid)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     pthread_mutex_lock(&lock);
     int status = all_suspended(msid);
     MPI_Comm *comms = status == MPI_SUCCESS ? take_sessions(msid) : NULL;
@@ -345,8 +363,9 @@ int ml_session_free_internal(int id)
 
 int MPI_M_get_info(MPI_M_msid msid, int *provided, int *array_size)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     pthread_mutex_lock(&lock);
     int status = valid(msid) ? MPI_SUCCESS : MPI_M_INVALID_MSID;
     if (status == MPI_SUCCESS) {
@@ -395,8 +414,9 @@ int ml_session_row(int id, int internal, int flags, ml_session_row_t *row)
 
 int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *msg_sizes, int flags)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     ml_session_row_t row;
     int status = ml_session_row(msid, 0, flags, &row);
     if (status != MPI_SUCCESS)
@@ -410,12 +430,13 @@ int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *ms
     return MPI_SUCCESS;
 }
 
-int ml_api_up(void) { return up(); }
+int ml_api_state(void) { return api_state(); }
 
 int MPI_M_get_backend(int kind, int *backend)
 {
-    if (!up())
-        return MPI_M_MISSING_INIT;
+    int state = api_state();
+    if (state != MPI_SUCCESS)
+        return state;
     if (!backend || (kind != MPI_M_P2P_ONLY && kind != MPI_M_COLL_ONLY && kind != MPI_M_OSC_ONLY))
         return MPI_M_INVALID_ARG;
     *backend = kind == MPI_M_COLL_ONLY && ml_mpit_active() ? MPI_M_BACKEND_OMPI_MPIT : MPI_M_BACKEND_PMPI;

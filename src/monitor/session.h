@@ -26,6 +26,7 @@ int ml_session_row(int id, int internal, int flags, ml_session_row_t *row);
  * (size x size, row-major); either may be NULL to drop it. Collective over the session. */
 int ml_session_gather(int id, int internal, int root, unsigned long *counts, unsigned long *sizes, int flags);
 
-int ml_api_up(void);
+/* MPI_SUCCESS when the API may be used now, else the code every call returns (session.c). */
+int ml_api_state(void);
 
 #endif
