@@ -21,6 +21,7 @@ expect_usage_error compute_above "$np" 'invalid value "2ms:1us" for --compute' -
 expect_usage_error bad_bench "$np" 'invalid value "sender,teleport" for --bench' --bench sender,teleport
 expect_usage_error bad_density "$np" 'invalid value "0" for --density' --density 0
 expect_usage_error zero_compute "$np" 'computation times must be at least 1ns' --compute 0:1ms
+expect_usage_error endless_compute "$np" 'at most 1s per computation' --compute 1us:100000s
 expect_usage_error too_big "$np" 'lower the maximum of --sizes' --sizes 1:512G --bench sender
 expect_usage_error one_rank 1 'needs at least 2 ranks' --preset quick
 

@@ -24,6 +24,9 @@ typedef struct {
     const char *name, *sizes, *compute, *density, *reps;
 } preset_t;
 
+/* The longest computation a point may ask for: 1 s, repeated reps times for each size. */
+#define MAX_COMPUTE_NS 1000000000LL
+
 static const preset_t presets[] = {
     {"quick", "1:1M", "1us:1ms", "1", "10"},
     {"default", "1:16M", "1us:10ms", "2", "50"},
@@ -56,6 +59,11 @@ static void plan(overlap_t *o)
     if (o->compute.lo == 0)
         ml_program_exit_usage(&o->prog, "invalid value for --compute: computation times must be at least 1ns "
                                         "(the ratio divides by them)");
+    if (o->compute.hi > MAX_COMPUTE_NS)
+        ml_program_exit_usage(&o->prog,
+                              "invalid value for --compute: at most 1s per computation (each point repeats it "
+                              "for every size, tens of times: the run would take days); got %s",
+                              ml_options_find(o->prog.options, "compute")->value);
 
     /* noncontig: whole 32-byte blocks, the nearest to each size; below one block, nothing */
     o->n_noncontig = o->n_noncontig_too_small = 0;
