@@ -6,7 +6,8 @@ network stack that runs on the CPUs (TCP). Every family's findings start with th
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ..results import Record, record_integer, record_object
 from ..text import counted, listed, ranges
@@ -37,6 +38,19 @@ def _threads_per_rank(meta: Record, ranks: int) -> List[int]:
     ):
         threads = [count + 1 for count in threads]
     return threads
+
+
+def cpu_set(text: object) -> Optional[Set[int]]:
+    """The processing units of a binding such as "0-3,8"; None when it does not parse."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    cpus: Set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return None
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
 
 
 # Names a sentence lists before it counts the rest: a run of 65536 ranks may have thousands of
@@ -147,3 +161,69 @@ def conditions(meta: Record) -> List[str]:
             for (count, busy, _), machines in crowded.items()
         ]
     return found
+
+
+@dataclass(frozen=True)
+class Crowding:
+    """Busy ranks and helper threads of one machine that outnumber the cores they may run on."""
+
+    ranks: int
+    threads: int
+    cores: int
+
+    @property
+    def excess(self) -> int:
+        return self.ranks + self.threads - self.cores
+
+    def text(self) -> str:
+        """ "3 ranks share 2 cores", "2 ranks and 2 progress threads share 2 cores"."""
+        threads = f" and {counted(self.threads, 'progress thread')}" if self.threads else ""
+        verb = "shares" if self.ranks + self.threads == 1 else "share"
+        return f"{counted(self.ranks, 'rank')}{threads} {verb} {counted(self.cores, 'core')}"
+
+
+def _even_machines(ranks: int, nodes: int) -> List[List[int]]:
+    """Ranks spread over nodes in blocks, for a rank count the meta record does not describe."""
+    per = -(-ranks // max(nodes, 1))
+    return [list(range(first, min(first + per, ranks))) for first in range(0, ranks, per)]
+
+
+def crowding(
+    meta: Record, ranks: Optional[int] = None, busy: Optional[Sequence[int]] = None
+) -> Optional[Crowding]:
+    """The most crowded machine of a run where busy ranks plus progress threads outnumber the
+    cores they may run on; None when none does or the meta record cannot tell.
+
+    ranks: the rank count of the measurement when it is not the meta record's (coll's series of
+    files; its ranks are then taken as spread evenly over the nodes); busy: the ranks that
+    compute or poll during the measurement (the others sleep), all by default. A machine's cores
+    are its ranks' bound CPUs together when every binding is known, else cpus_online."""
+    recorded = record_integer(meta.get("ranks"))
+    ranks = ranks if ranks is not None else recorded
+    cpus = record_integer(meta.get("cpus_online"))
+    if not ranks or not cpus:
+        return None
+    own = recorded == ranks
+    hosts = _strings(meta, "hosts", ranks) if own else None
+    groups = (
+        _machines(hosts, _strings(meta, "machines", ranks))
+        if hosts is not None
+        else _even_machines(ranks, record_integer(meta.get("nodes")) or 1)
+    )
+    per_rank = _threads_per_rank(meta, recorded) if recorded else []
+    threads = per_rank if own else [max(per_rank, default=0)] * ranks
+    bindings = _strings(meta, "binding", ranks) if own else None
+    sets = [cpu_set(text) for text in bindings] if bindings is not None else []
+    working = set(range(ranks) if busy is None else busy)
+    worst: Optional[Crowding] = None
+    for members in groups:
+        bound = [sets[rank] for rank in members] if sets else []
+        cores = cpus
+        if bound and all(cpu is not None for cpu in bound):
+            cores = min(cpus, len(set().union(*(cpu for cpu in bound if cpu is not None))))
+        found = Crowding(
+            sum(rank in working for rank in members), sum(threads[r] for r in members), cores
+        )
+        if found.excess > 0 and (worst is None or found.excess > worst.excess):
+            worst = found
+    return worst

@@ -19,6 +19,7 @@ from .. import program_options
 from ..results import Record, Run, join_files, record_integer, record_number, record_object
 from ..text import columns, percent, ranges
 from ..units import format_size, format_time
+from .conditions import cpu_set
 from .overlap import run_names
 
 FAMILY = "progress"
@@ -481,19 +482,6 @@ def _contrast_sentences(found: Found) -> List[str]:
 
 
 # --- where the progress threads ran --------------------------------------------------------------
-
-
-def cpu_set(text: object) -> Optional[Set[int]]:
-    """The processing units of a binding such as "0-3,8"; None when it does not parse."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    cpus: Set[int] = set()
-    for part in text.split(","):
-        low, _, high = part.strip().partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            return None
-        cpus.update(range(int(low), int(high or low) + 1))
-    return cpus
 
 
 @dataclass
