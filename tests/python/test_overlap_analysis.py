@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
 
 from conftest import (OVERLAP_FIXTURE, make_overlap_run, make_run, map_point, overlap_note,
-                      overlap_point)
+                      overlap_point, sample_summary)
 from mpilens import results
 from mpilens.analysis import overlap
 from mpilens.errors import MpilensError
@@ -315,9 +316,12 @@ def collective(bench: str, worst: list, ratio: float = 0.9, per_rank: bool = Fal
     for index, rank in enumerate(worst):
         ratios = [0.1, 0.2, 0.3, 0.4]
         ratios[rank] = ratio
-        stats = {"t_measured_ns": 3000.0, "t_comm_ns": 2000.0, "t_comp_ns": 1000 << index,
+        comp = 1000 << index
+        # T_measured fits the worst ratio: never shorter than the computation alone.
+        measured = max(2000.0, comp) + ratio * min(2000.0, comp)
+        stats = {"t_measured_ns": measured, "t_comm_ns": 2000.0, "t_comp_ns": comp,
                  "ratio": ratio,
-                 "per_rank": {"t_measured_ns": [3000.0] * 4, "t_comm_ns": [2000.0] * 4,
+                 "per_rank": {"t_measured_ns": [measured] * 4, "t_comm_ns": [2000.0] * 4,
                               "t_comp_ns": [1000 << index] * 4, "ratio": ratios}}
         if not per_rank:
             stats["worst_rank"] = rank
@@ -398,3 +402,193 @@ def test_compare_same_library_names_a_and_b():
 
 def test_compare_without_common_benchmarks():
     assert overlap.compare(make_overlap_run(control(1.0)), make_overlap_run([])) == []
+
+
+# --- numbers that cannot be true ------------------------------------------------------------------
+
+BIG_COMPUTE = [256000 << k for k in range(3)]  # 256 µs - 1 ms: T_comp above T_comm up to 2 MiB
+
+
+def ref_pingpong(size: int, one_way: float, spread: float = 0.02) -> dict:
+    """A ping-pong reference whose round trips' median interval is ± spread about 2·one_way."""
+    rtt = 2 * one_way
+    return {"type": "point", "family": "overlap", "bench": "ref-pingpong",
+            "key": f"ref-pingpong/size_bytes={size}", "params": {"size_bytes": size},
+            "stats": {"one_way_ns": one_way,
+                      "sample": sample_summary(rtt, rtt * (1 - spread), rtt * (1 + spread))}}
+
+
+def test_issue_run_of_impossible_ratios_is_invalid_and_never_overlap():
+    # Issue 17: ratios of -1 to -166 at every point; the report said "sends overlap at every
+    # size". T_comp exceeds T_comm everywhere here, so T_measured lies below T_comp: the OSU
+    # overlap is far above 100%.
+    points = sender_map(lambda size, compute: -1 - size / 100000, sizes=SIZES[:6],
+                        computes=BIG_COMPUTE)
+    run = make_overlap_run(points)
+    assert overlap.osu_overlap_pct(*overlap._ingredients(points[0])) > 100
+    found = overlap.diagnose(run)
+    assert found == [f"warning: sender-side: INVALID, every point: {overlap.INVALID_OSU} "
+                     "at 18 points"]
+    assert not any("overlap for" in s or "sends overlap" in s for s in found)
+    assert overlap.threshold(run) is None
+    summary = overlap.map_summary(run, "sender")
+    assert summary.determined == 0 and summary.shares == {}
+    assert summary.invalid == {overlap.INVALID_OSU: 18}
+
+
+def test_negative_ratio_beyond_its_interval_is_invalid():
+    # Communication-bound (T_comm 1.6 ms against 1 µs of computation): T_measured lies between
+    # T_comp and T_comm, so OSU stays under 100% but the ratio is below 0.
+    point = map_point("sender", 16 << 20, 1000, -0.5, t_comm(16 << 20))
+    g = overlap.grid(make_overlap_run([point]), "sender")
+    assert g.invalid == [overlap.INVALID_NEGATIVE]
+    assert g.determined == [] and g.undetermined == [] and g.valid == 0
+    assert g.invalid_cells() == [[overlap.INVALID_NEGATIVE]]
+
+
+def test_negative_ratio_within_its_noise_is_valid_overlap():
+    # -0.1 ± 0.19: its interval reaches above 0, so it is noise about perfect overlap.
+    points = [map_point("sender", size, compute, -0.1, t_comm(size), width=0.38)
+              for size in SIZES[:3] for compute in BIG_COMPUTE]
+    run = make_overlap_run(points)
+    g = overlap.grid(run, "sender")
+    assert g.invalid == [None] * 9 and len(g.determined) == 9
+    assert overlap.diagnose(run)[1] == "sender-side: overlap for 1 KiB–2 KiB"
+
+
+def test_invalid_points_are_left_out_and_named():
+    valid = sender_map(eager_below(8192), sizes=SIZES[:12], computes=BIG_COMPUTE)
+    broken = map_point("sender", SIZES[12], BIG_COMPUTE[0], -3.0, t_comm(SIZES[12]))
+    run = make_overlap_run(valid + [broken])
+    found = overlap.diagnose(run)
+    assert found[1] == ("sender-side: overlap for 1 KiB–8 KiB; no overlap for 11.3 KiB–45.3 KiB "
+                        "(communication and computation are serialised)")
+    assert found[2] == "sender-side, over 36 of its 37 points, those determined to ±0.2: " \
+                       "58% overlap, 42% no overlap"
+    assert found[3] == (f"warning: sender-side: 1 of its 37 points are invalid and left out: "
+                        f"{overlap.INVALID_OSU} at 1 point")
+    # the valid points alone give what they gave before
+    assert overlap.diagnose(make_overlap_run(valid))[1] == found[1]
+
+
+def comp_point(size: int, compute: int, took: float, spread: float) -> dict:
+    """A sender point whose computation took `took` (interval ± spread·took) for compute asked."""
+    point = map_point("sender", size, compute, 1.0, t_comm(size))
+    stats = point["stats"]
+    stats["t_comp_ns"] = took
+    stats["t_measured_ns"] = took + t_comm(size)
+    stats["comp"] = sample_summary(took, took * (1 - spread), took * (1 + spread))
+    return point
+
+
+@pytest.mark.parametrize("took,spread,reason", [
+    (2.0, 0.01, overlap.INVALID_COMP),   # twice as long as asked, beyond its interval
+    (1.1, 0.01, None),                   # 10% over: within the drift allowed
+    (2.0, 0.5, None),                    # twice, but its interval reaches down to what was asked
+])
+def test_computation_slowed_by_a_competitor(took, spread, reason):
+    compute = BIG_COMPUTE[0]
+    g = overlap.grid(make_overlap_run([comp_point(KIB, compute, took * compute, spread)]),
+                     "sender")
+    assert g.invalid == [reason]
+
+
+def lat0_run(lat0: float, lat0_spread: float = 0.02) -> list:
+    return ([ref_pingpong(0, lat0, lat0_spread)]
+            + [ref_pingpong(size, t_comm(size)) for size in SIZES[:6]])
+
+
+def test_wrong_lat0_invalidates_the_points_that_subtract_it():
+    # Issue 17: a 0-byte ping-pong of 1.1 ms next to 5.8 µs at 11 KiB.
+    points = sender_map(lambda s, c: 0.05, sizes=SIZES[:6], computes=BIG_COMPUTE)
+    for point in points:
+        point["stats"]["lat0_ns"] = 1.1e6
+    cpu = sender_map(lambda s, c: 1.0, "cpu", sizes=SIZES[:6], computes=BIG_COMPUTE)
+    run = make_overlap_run(points + cpu + lat0_run(1.1e6))
+    assert overlap.lat0_wrong(run)
+    assert set(overlap.grid(run, "sender").invalid) == {overlap.INVALID_LAT0}
+    # cpu subtracts nothing (lat0_ns 0): unaffected
+    assert set(overlap.grid(run, "cpu").invalid) == {None}
+    assert overlap.diagnose(run)[0].startswith("warning: sender-side: INVALID, every point: "
+                                               "0-byte reference slower")
+
+
+@pytest.mark.parametrize("lat0,spread", [
+    (1000.0, 0.02),    # as fast as the smallest sizes
+    (1500.0, 0.5),     # slower than a few sizes, but not beyond its noise
+])
+def test_plausible_lat0_is_valid(lat0, spread):
+    points = sender_map(lambda s, c: 0.05, sizes=SIZES[:6], computes=BIG_COMPUTE)
+    for point in points:
+        point["stats"]["lat0_ns"] = lat0
+    run = make_overlap_run(points + lat0_run(lat0, spread))
+    assert not overlap.lat0_wrong(run)
+    assert set(overlap.grid(run, "sender").invalid) == {None}
+
+
+@pytest.mark.parametrize("median,invalid", [(1.5, True), (0.5, True), (1.1, False), (0.9, False)])
+def test_control_off_beyond_noise_invalidates_the_maps(median, invalid):
+    sender = sender_map(eager_below(4096), sizes=SIZES[:6], computes=BIG_COMPUTE)
+    run = make_overlap_run(control(median) + sender)
+    assert overlap.control_off(run) is invalid
+    g = overlap.grid(run, "sender")
+    assert set(g.invalid) == ({overlap.INVALID_CONTROL} if invalid else {None})
+    # the control itself is not judged by itself: its sentences stay the method check's
+    assert set(overlap.grid(run, "control").invalid) == {None}
+    found = overlap.diagnose(run)
+    assert any(s.startswith("method check:") for s in found)
+    assert (overlap.threshold(run) is None) is invalid
+
+
+def test_control_off_within_its_noise_is_not_invalid():
+    # median 1.3, but every interval reaches down to 1.1: not beyond noise
+    points = sender_map(lambda s, c: 1.3, "control", sizes=SIZES[:3], computes=COMPUTE[:3])
+    for point in points:
+        point["stats"]["sample"] = sample_summary(
+            point["stats"]["t_measured_ns"],
+            point["stats"]["t_measured_ns"] - 0.2 * point["stats"]["t_comp_ns"],
+            point["stats"]["t_measured_ns"] + 0.1 * point["stats"]["t_comp_ns"])
+    assert not overlap.control_off(make_overlap_run(points))
+
+
+def progress_threads(running: list) -> dict:
+    return {"progress_setting": {"label": "thread:yield",
+                                 "library": {"running_per_rank": running}}}
+
+
+def test_ranks_and_progress_threads_beyond_the_cores_invalidate_the_maps():
+    sender = sender_map(eager_below(4096), sizes=SIZES[:6], computes=BIG_COMPUTE)
+    crowded = make_overlap_run(sender, cpus_online=2, binding=["0-1", "0-1"],
+                               **progress_threads([True, True]))
+    reason = "not trustworthy: 2 ranks and 2 progress threads share 2 cores"
+    assert set(overlap.grid(crowded, "sender").invalid) == {reason}
+    assert overlap.diagnose(crowded) == [
+        f"warning: sender-side: INVALID, every point: {reason} at 18 points"]
+    # two ranks on two cores without a thread: valid
+    quiet = make_overlap_run(sender, cpus_online=2, binding=["0", "1"])
+    assert set(overlap.grid(quiet, "sender").invalid) == {None}
+    # two ranks bound to one core share it, whatever the machine has
+    bound = make_overlap_run(sender, cpus_online=4, binding=["0", "0"])
+    assert set(overlap.grid(bound, "sender").invalid) == {
+        "not trustworthy: 2 ranks share 1 core"}
+
+
+def test_sleeping_ranks_do_not_crowd_point_to_point_maps():
+    # 4 ranks on 2 cores: ranks 2 and 3 sleep in sender, but compute in the collectives
+    meta = {"ranks": 4, "cpus_online": 2, "hosts": ["vm"] * 4, "binding": ["0-1"] * 4}
+    sender = sender_map(eager_below(4096), sizes=SIZES[:3], computes=BIG_COMPUTE)
+    bcast = sender_map(lambda s, c: 0.5, "ibcast", sizes=SIZES[:3], computes=BIG_COMPUTE)
+    run = make_overlap_run(sender + bcast, **meta)
+    assert set(overlap.grid(run, "sender").invalid) == {None}
+    assert set(overlap.grid(run, "ibcast").invalid) == {"not trustworthy: 4 ranks share 2 cores"}
+
+
+def test_cpu_overhead_ignores_invalid_points():
+    good = cpu_map(1500)
+    bad = copy.deepcopy(good[0])
+    bad["key"] += "-x"
+    bad["params"]["compute_ns"] = 3 << 20
+    bad["stats"].update(t_comp_ns=3 << 20, t_measured_ns=(3 << 20) - 10**6, ratio=-5.0)
+    run = make_overlap_run(good + [bad])
+    assert overlap.grid(run, "cpu").invalid[-1] == overlap.INVALID_OSU
+    assert overlap.cpu_overhead(run) == overlap.cpu_overhead(make_overlap_run(good))

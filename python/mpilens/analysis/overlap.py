@@ -18,6 +18,7 @@ from ..errors import MpilensError
 from ..results import Record, Run, record_number
 from ..text import counted, percent, ranges
 from ..units import Number, format_size, format_time
+from .conditions import crowding
 
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
 BENCHES = program_options.choices("mpilens-overlap", "bench")
@@ -270,6 +271,8 @@ class Grid:
     points: List[Record]
     # Per point, its ratio's interval; None without a ratio, and for nload (not eq. 1).
     intervals: List[Optional[Interval]]
+    # Per point, why its ratio cannot be true (INVALID_*), None when it can.
+    invalid: List[Optional[str]]
 
     def _place(self, point: Record) -> Tuple[Number, Number]:
         return point["params"]["size_bytes"], point["params"][self.y_key]
@@ -297,23 +300,47 @@ class Grid:
         return sum(span is not None for span in self.intervals)
 
     @property
+    def valid(self) -> int:
+        """How many points have a defined ratio that can be true."""
+        return self.rated - len(self.invalid_points)
+
+    @property
     def determined(self) -> List[Record]:
-        """The points whose ratio is determined (DETERMINED_WIDTH): the ones sentences use."""
-        return [p for p, span in zip(self.points, self.intervals) if is_determined(span)]
+        """The valid points whose ratio is determined (DETERMINED_WIDTH): the ones sentences
+        use."""
+        return [
+            p
+            for p, span, reason in zip(self.points, self.intervals, self.invalid)
+            if reason is None and is_determined(span)
+        ]
 
     @property
     def undetermined(self) -> List[Record]:
-        """The points with a ratio that is not determined."""
+        """The valid points with a ratio that is not determined."""
         return [
             p
-            for p, span in zip(self.points, self.intervals)
-            if span is not None and not is_determined(span)
+            for p, span, reason in zip(self.points, self.intervals, self.invalid)
+            if reason is None and span is not None and not is_determined(span)
         ]
+
+    @property
+    def invalid_points(self) -> List[Tuple[Record, str]]:
+        """The points whose ratio cannot be true, with the reason."""
+        return [(p, reason) for p, reason in zip(self.points, self.invalid) if reason is not None]
+
+    def invalid_reasons(self) -> Dict[str, int]:
+        """How many points each reason makes invalid, in the order first met."""
+        return dict(Counter(reason for _, reason in self.invalid_points))
 
     def undetermined_cells(self) -> List[List[bool]]:
         """Per cell, laid out as values(): whether it holds an undetermined ratio."""
         marked = {self._place(p) for p in self.undetermined}
         return [[(size, y) in marked for size in self.sizes] for y in self.ys]
+
+    def invalid_cells(self) -> List[List[Optional[str]]]:
+        """Per cell, laid out as values(): why its ratio is invalid, None if it is not."""
+        marked = {self._place(p): reason for p, reason in self.invalid_points}
+        return [[marked.get((size, y)) for size in self.sizes] for y in self.ys]
 
     def column(self, size: Number, points: Optional[Sequence[Record]] = None) -> List[Record]:
         """The points of one size, from all the map's points or from those given."""
@@ -336,8 +363,10 @@ def _placed(point: Record, key: str) -> bool:
     )
 
 
-def grid(run: Run, bench: str) -> Grid:
-    """The map of one benchmark; reference benchmarks (ref-*) have none."""
+def grid(run: Run, bench: str, checked_by_control: bool = True) -> Grid:
+    """The map of one benchmark; reference benchmarks (ref-*) have none. Its points are checked
+    against the rules of validity (docs/overlap.md), the blocking control's among them unless
+    checked_by_control is False (the control's own map, when it is the one checking)."""
     if bench not in BENCHES:
         raise MpilensError(
             f'"{bench}" is not an overlap benchmark with a map; those are: ' + ", ".join(BENCHES)
@@ -358,6 +387,7 @@ def grid(run: Run, bench: str) -> Grid:
         None if bench == NLOAD else ratio_interval(p, references.get(p["params"]["size_bytes"]))
         for p in points
     ]
+    shared = [] if bench == NLOAD else run_invalidity(run, bench, checked_by_control)
     return Grid(
         bench=bench,
         y_key=key,
@@ -366,7 +396,116 @@ def grid(run: Run, bench: str) -> Grid:
         t_comm=t_comm,
         points=points,
         intervals=intervals,
+        invalid=[
+            None if span is None else point_invalidity(p, span, shared)
+            for p, span in zip(points, intervals)
+        ],
     )
+
+
+# --- numbers that cannot be true -----------------------------------------------------------------
+
+# Why a ratio cannot be true (docs/overlap.md, "Invalid points"): short, for sentences and legends.
+INVALID_OSU = "faster than its computation alone (OSU overlap above 100%)"
+INVALID_NEGATIVE = "ratio below 0 beyond its interval (faster than its longer part alone)"
+INVALID_COMP = "computation slowed beyond its noise (a competing thread or process)"
+INVALID_LAT0 = "0-byte reference slower than larger messages (lat0 subtracted is wrong)"
+INVALID_CONTROL = "blocking control off 1 beyond noise (references moved)"
+# A computation measured this much longer than asked, beyond its interval, was slowed by a
+# competitor: the busy loop is time-based, so it overruns only when its core is taken from it.
+# Half the determination width, so that the slowdown alone could move a class.
+COMP_DRIFT = DETERMINED_WIDTH / 2
+# The benchmarks in which every rank computes or polls; in the others only ranks 0 and 1 do (the
+# other ranks sleep).
+ALL_RANKS_BUSY = ("multi", *COLLECTIVES)
+
+
+def crowded_reason(run: Run, bench: str) -> Optional[str]:
+    """ "not trustworthy: 2 ranks and 2 progress threads share 2 cores" when the ranks busy in
+    bench and the helper threads outnumber the cores of a machine."""
+    found = crowding(run.meta, busy=None if bench in ALL_RANKS_BUSY else (0, 1))
+    return None if found is None else f"not trustworthy: {found.text()}"
+
+
+def _reference_interval(point: Record, name: str) -> Optional[Interval]:
+    value = record_number(point["stats"].get(name))
+    if value is None:
+        return None
+    return carried_interval(value, point["stats"].get("sample"))
+
+
+def lat0_wrong(run: Run) -> bool:
+    """Whether the 0-byte ping-pong (lat0, subtracted from the sequences of most benchmarks) is
+    slower, beyond both intervals, than the one-way times of most larger sizes: it then is not
+    what a 0-byte acknowledgement costs, and every time it was subtracted from is wrong."""
+    references = {
+        p["params"].get("size_bytes"): _reference_interval(p, "one_way_ns")
+        for p in run.points_of("ref-pingpong")
+    }
+    zero = references.get(0)
+    larger = [
+        span
+        for size, span in references.items()
+        if span is not None and isinstance(size, (int, float)) and size > 0
+    ]
+    if zero is None or not larger:
+        return False
+    return sum(zero[0] > span[1] for span in larger) > len(larger) / 2
+
+
+def control_off(run: Run) -> bool:
+    """Whether the blocking control, which cannot overlap, reads off 1 beyond its noise: the
+    median of its determined points' lower bounds above CONTROL_HIGH, or of their upper bounds
+    below CONTROL_LOW. T_comm or T_comp then moved between the references and the measurement,
+    and no ratio of the run holds."""
+    if not run.points_of(CONTROL):
+        return False
+    g = grid(run, CONTROL, checked_by_control=False)
+    spans = [
+        span
+        for span, reason in zip(g.intervals, g.invalid)
+        if reason is None and is_determined(span) and span is not None
+    ]
+    if len(spans) < CONTROL_MIN_POINTS:
+        return False
+    low, high = (statistics.median(span[i] for span in spans) for i in (0, 1))
+    return low > CONTROL_HIGH or high < CONTROL_LOW
+
+
+def run_invalidity(run: Run, bench: str, checked_by_control: bool = True) -> List[str]:
+    """The reasons that make every point of a ratio map invalid; INVALID_LAT0 only applies to
+    the points that subtracted lat0 (point_invalidity)."""
+    reasons = [reason for reason in [crowded_reason(run, bench)] if reason is not None]
+    if lat0_wrong(run):
+        reasons.append(INVALID_LAT0)
+    if checked_by_control and bench != CONTROL and control_off(run):
+        reasons.append(INVALID_CONTROL)
+    return reasons
+
+
+def point_invalidity(point: Record, span: Interval, shared: Sequence[str]) -> Optional[str]:
+    """Why a rated point's ratio cannot be true, None when it can: the run's reasons first (they
+    are the cause of the others), then the point's own."""
+    stats = point["stats"]
+    for reason in shared:
+        if reason != INVALID_LAT0 or (record_number(stats.get("lat0_ns")) or 0) > 0:
+            return reason
+    measured, _, comp = (record_number(value) for value in _ingredients(point))
+    if measured is not None and comp is not None and comp > 0:
+        measured_span = carried_interval(measured, stats.get("sample"))
+        comp_span = carried_interval(comp, stats.get("comp"))
+        if measured_span[1] < comp_span[0]:
+            return INVALID_OSU
+    if span[1] < 0:
+        return INVALID_NEGATIVE
+    asked = record_number(point["params"].get("compute_ns"))
+    slowed = (
+        comp is not None
+        and asked is not None
+        and asked > 0
+        and carried_interval(comp, stats.get("comp"))[0] > asked * (1 + COMP_DRIFT)
+    )
+    return INVALID_COMP if slowed else None
 
 
 # --- classification ------------------------------------------------------------------------------
@@ -469,6 +608,7 @@ class MapSummary:
     bench: str
     points: int  # with a defined ratio
     determined: int
+    invalid: Dict[str, int]  # how many points each reason makes invalid
     shares: Dict[str, float]
     median_ratio: Optional[float]
     osu_pct: Optional[float]  # medians of what OSU's and IMB's formulas give for the points
@@ -482,6 +622,7 @@ def map_summary(run: Run, bench: str) -> MapSummary:
         bench=bench,
         points=g.rated,
         determined=len(points),
+        invalid=g.invalid_reasons(),
         shares=class_shares(points),
         median_ratio=_median(point_ratio(p) for p in points),
         osu_pct=_median(osu_overlap_pct(*_ingredients(p)) for p in points),
@@ -522,10 +663,10 @@ def _shares_sentence(label: str, g: Grid) -> List[str]:
 
 def _undetermined_sentences(label: str, g: Grid) -> List[str]:
     """Advice to measure again when too much of a map is noise."""
-    if not g.rated or len(g.undetermined) / g.rated <= UNDETERMINED_ADVICE_SHARE:
+    if not g.valid or len(g.undetermined) / g.valid <= UNDETERMINED_ADVICE_SHARE:
         return []
     return [
-        f"{label}: {percent(len(g.undetermined) / g.rated)} of points are not determined "
+        f"{label}: {percent(len(g.undetermined) / g.valid)} of points are not determined "
         f"to {PRECISION}; {RERUN_ADVICE}"
     ]
 
@@ -642,7 +783,10 @@ def cpu_overhead(run: Run) -> Optional[CpuOverhead]:
     found = threshold(run)
     limit = found.last_eager if found is not None and found.seen else SMALL_SEND_BYTES
     costs: Dict[Number, List[float]] = {}
-    for point in grid(run, CPU).points:
+    g = grid(run, CPU)
+    for point, reason in zip(g.points, g.invalid):
+        if reason is not None:
+            continue
         measured, _, comp = (record_number(v) for v in _ingredients(point))
         size = point["params"]["size_bytes"]
         if size <= limit and measured is not None and comp is not None:
@@ -799,16 +943,37 @@ def _map_sentences(run: Run, bench: str) -> List[str]:
     label, g = LABELS[bench], grid(run, bench)
     if not g.rated:
         return [f"{label}: no point has a defined ratio (T_comm or T_comp was not positive)"]
+    if not g.valid:
+        return _invalid_sentences(label, g)
     sentences = [
         _ranges_sentence(label, class_ranges(g), undetermined_sizes(g)),
         *_shares_sentence(label, g),
         *_undetermined_sentences(label, g),
+        *_invalid_sentences(label, g),
     ]
     if bench in COLLECTIVES:
         sentences += _worst_rank_sentence(label, g.points)
     if bench == CPU:
         sentences += _cpu_sentences(run)
     return sentences
+
+
+def invalid_text(reasons: Dict[str, int]) -> str:
+    """ "reason A at 3 points; reason B at 1 point"."""
+    return "; ".join(f"{reason} at {counted(count, 'point')}" for reason, count in reasons.items())
+
+
+def _invalid_sentences(label: str, g: Grid) -> List[str]:
+    """The points whose ratio cannot be true, by reason; they count nowhere else."""
+    reasons = g.invalid_reasons()
+    if not reasons:
+        return []
+    if not g.valid:
+        return [f"warning: {label}: INVALID, every point: {invalid_text(reasons)}"]
+    return [
+        f"warning: {label}: {len(g.invalid_points)} of its {counted(g.rated, 'point')} are "
+        f"invalid and left out: {invalid_text(reasons)}"
+    ]
 
 
 def _skip_sentences(run: Run) -> List[str]:
