@@ -221,7 +221,7 @@ def test_section(section, fixture_run):
     assert '<li class="skip">skipped: ' in text
     assert "<th>one-way time (ping-pong)</th><th>blocking MPI_Send</th>" in text
     assert "<th>median OSU overlap</th>" in text
-    assert "<th>points</th><th>determined to ±0.2</th>" in text
+    assert "<th>points</th><th>invalid</th><th>determined to ±0.2</th>" in text
     assert "faded and hatched: ratio not determined to ±0.2" in plot_parts[0].caption
 
 
@@ -269,3 +269,48 @@ def test_comparison_page_shows_both_runs_in_one_figure(tmp_path):
     # one page-wide figure, then each run's own section
     assert page.index("Overlap maps, A above B") < page.index(
         "<h2>Overlap of communication and computation (A: laptop)</h2>")
+
+
+def invalid_marks(axes) -> list:
+    return [c for c in axes.collections if c.get_gid() == plots.INVALID_GID]
+
+
+def legend_texts(figure) -> list:
+    return [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+
+
+def broken_map() -> list:
+    """A sender map whose cells at 64 B are impossible: T_measured below T_comp (ratio -2)."""
+    return [map_point("sender", s, c, -2.0 if s == 64 else 0.5, 1000 + s / 10)
+            for s in [64, 4096, 1 << 20] for c in [1000, 8000, 64000]]
+
+
+def test_invalid_cells_are_grey_cross_hatched_and_named_in_a_legend():
+    points = broken_map()
+    figure = plots.map_figure(overlap.grid(make_overlap_run(points), "sender"))
+    axes = figure.axes[0]
+    (marks,) = invalid_marks(axes)
+    assert marks.get_hatch() == plots.INVALID_HATCH
+    assert len(marks.get_paths()) == 3
+    # no colour of the scale for an impossible ratio: those cells are masked in the mesh
+    assert mesh_of(axes).get_array().count() == len(points) - 3
+    assert legend_texts(figure) == [f"invalid: {overlap.INVALID_OSU}"]
+    assert_drawn(to_plot(figure, "map", "").png)
+
+
+def test_valid_map_has_no_invalid_mark_nor_legend():
+    points = [map_point("sender", s, 8000, 0.5, 1000.0) for s in (64, 4096)]
+    figure = plots.map_figure(overlap.grid(make_overlap_run(points), "sender"))
+    assert not invalid_marks(figure.axes[0]) and not figure.legends
+
+
+def test_mosaic_and_section_name_the_invalid_reasons():
+    run = make_overlap_run(broken_map())
+    figure = plots.mosaic_figure([("", run)])
+    assert sum(len(m.get_paths()) for axes in figure.axes for m in invalid_marks(axes)) == 3
+    assert f"invalid: {overlap.INVALID_OSU}" in legend_texts(figure)
+    section = plots.render(run)
+    text = "".join(part for part in section.parts if isinstance(part, Markup))
+    assert "<h3>Invalid points</h3>" in text
+    assert f"<td>sender</td><td>{html.escape(overlap.INVALID_OSU)}</td>" in text
+    assert "warning: sender-side: 3 of its 9 points are invalid" in text

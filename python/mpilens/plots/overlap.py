@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..analysis import overlap
 from ..markup import element, table
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.colorbar import Colorbar
     from matplotlib.colors import Colormap
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
 TITLE = "Overlap of communication and computation"
 
@@ -40,6 +42,10 @@ MISSING = "0.8"  # cells with no measured point: grey, distinct from every colou
 FADE = (1.0, 1.0, 1.0, 0.45)
 HATCH, HATCH_COLOUR = "//", "0.35"
 UNDETERMINED_GID = "undetermined"
+# Invalid cells (overlap.Grid.invalid): their colour hidden under a dark grey, cross-hatched, so
+# that no impossible ratio is read as overlap; each reason gets a legend entry.
+INVALID_FACE, INVALID_HATCH, INVALID_HATCH_COLOUR = "0.45", "xx", "0.15"
+INVALID_GID = "invalid"
 MAX_TICKS = 6
 PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
 
@@ -50,7 +56,8 @@ COLOUR_KEY = (
     "Colour: overhead ratio, black 0 (perfect overlap), purple near 0, red 1 "
     "(serialised), yellow 2 and above (slower than serialised); grey: not measured; "
     f"faded and hatched: ratio not determined to {overlap.PRECISION} (its confidence "
-    f"interval is wider than {overlap.DETERMINED_WIDTH:g}); white line: T_comm, "
+    f"interval is wider than {overlap.DETERMINED_WIDTH:g}); dark grey and cross-hatched: "
+    "invalid, a ratio that cannot be true (the legend says why); white line: T_comm, "
     "computation longer than communication above it"
 )
 NLOAD_KEY = (
@@ -134,6 +141,7 @@ def _blank(axes: Axes, text: str) -> None:
 class DrawnMap:
     mesh: QuadMesh
     undetermined: int  # cells drawn faded and hatched
+    invalid: Dict[str, int]  # cells drawn dark and cross-hatched, by reason
 
 
 def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
@@ -151,8 +159,15 @@ def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
     sizes = [grid.sizes[j] for j in columns]
     ys = [grid.ys[i] for i in rows]
     values = np.array(grid.values("slowdown" if nload else "ratio"), dtype=float)
+    reasons = grid.invalid_cells()
+    invalid = [[reasons[i][j] for j in columns] for i in rows]
     low, high = (SLOWDOWN_MIN, SLOWDOWN_MAX) if nload else (0.0, RATIO_MAX)
-    data = np.ma.masked_invalid(np.clip(values[np.ix_(rows, columns)], low, high))
+    shown = np.clip(values[np.ix_(rows, columns)], low, high)
+    # An invalid ratio gets no colour of the scale: it is not a measurement of overlap.
+    shown[np.array([[reason is not None for reason in row] for row in invalid], dtype=bool)] = (
+        np.nan
+    )
+    data = np.ma.masked_invalid(shown)
     x_edges = geometric_edges(sizes)
     y_edges = linear_edges(ys) if nload else geometric_edges(ys)
     axes.set_facecolor(MISSING)
@@ -164,8 +179,11 @@ def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
         norm=LogNorm(low, high) if nload else Normalize(low, high),
     )
     marked = grid.undetermined_cells()
-    undetermined = _mark_undetermined(
-        axes, [[marked[i][j] for j in columns] for i in rows], x_edges, y_edges
+    undetermined = _mark_cells(
+        axes, [[marked[i][j] for j in columns] for i in rows], x_edges, y_edges, UNDETERMINED
+    )
+    _mark_cells(
+        axes, [[reason is not None for reason in row] for row in invalid], x_edges, y_edges, INVALID
     )
     axes.set_xscale("log")
     _log_axis(axes.xaxis, size_ticks(x_edges[0], x_edges[-1]) or sizes, format_size)
@@ -179,13 +197,44 @@ def draw_map(axes: Axes, grid: overlap.Grid) -> Optional[DrawnMap]:
         _draw_t_comm(axes, grid)
     axes.set_xlim(x_edges[0], x_edges[-1])
     axes.set_ylim(y_edges[0], y_edges[-1])
-    return DrawnMap(mesh, undetermined)
+    counts = Counter(reason for row in invalid for reason in row if reason is not None)
+    return DrawnMap(mesh, undetermined, dict(counts))
 
 
-def _mark_undetermined(
-    axes: Axes, flags: Sequence[Sequence[bool]], x_edges: Sequence[float], y_edges: Sequence[float]
+@dataclass(frozen=True)
+class CellMark:
+    """How a kind of cell is drawn over the mesh."""
+
+    face: object
+    hatch_colour: str
+    hatch: str
+    gid: str
+
+
+UNDETERMINED = CellMark(FADE, HATCH_COLOUR, HATCH, UNDETERMINED_GID)
+INVALID = CellMark(INVALID_FACE, INVALID_HATCH_COLOUR, INVALID_HATCH, INVALID_GID)
+
+
+def invalid_handles(reasons: Sequence[str]) -> Dict[str, Patch]:
+    """One legend entry per reason, "invalid: <reason>", in the invalid cells' look."""
+    from matplotlib.patches import Patch
+
+    return {
+        f"invalid: {reason}": Patch(
+            facecolor=INVALID_FACE, edgecolor=INVALID_HATCH_COLOUR, hatch=INVALID_HATCH
+        )
+        for reason in reasons
+    }
+
+
+def _mark_cells(
+    axes: Axes,
+    flags: Sequence[Sequence[bool]],
+    x_edges: Sequence[float],
+    y_edges: Sequence[float],
+    mark: CellMark,
 ) -> int:
-    """Fade and hatch the cells flagged (rows by y, as the mesh); returns how many."""
+    """Draw the cells flagged (rows by y, as the mesh) as mark says; returns how many."""
     from matplotlib.collections import PolyCollection
 
     cells = [
@@ -204,11 +253,11 @@ def _mark_undetermined(
         axes.add_collection(
             PolyCollection(
                 cells,
-                facecolors=[FADE],
-                edgecolors=HATCH_COLOUR,
+                facecolors=[mark.face],
+                edgecolors=mark.hatch_colour,
                 linewidths=0,
-                hatch=HATCH,
-                gid=UNDETERMINED_GID,
+                hatch=mark.hatch,
+                gid=mark.gid,
             )
         )
     return len(cells)
@@ -266,7 +315,17 @@ def map_figure(grid: overlap.Grid) -> Figure:
         _plain_ticks(
             figure.colorbar(drawn.mesh, ax=axes, label=colour_label(grid.bench, drawn.undetermined))
         )
+        _invalid_legend(figure, drawn.invalid)
     return figure
+
+
+def _invalid_legend(figure: Figure, reasons: Iterable[str]) -> None:
+    """The legend of the invalid cells, below the maps, when there are any."""
+    handles = invalid_handles(list(dict.fromkeys(reasons)))
+    if handles:
+        figure.legend(
+            list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT
+        )
 
 
 def map_caption(bench: str) -> str:
@@ -307,6 +366,10 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
                 axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
         if label:
             panels[r][0].set_ylabel(f"{literal(label)}\n{_y_label(benches[0])}", fontsize=9)
+    _invalid_legend(
+        figure,
+        [reason for drawn_maps in maps.values() for d, _ in drawn_maps for reason in d.invalid],
+    )
     for is_nload, drawn_maps in maps.items():
         undetermined = sum(drawn.undetermined for drawn, _ in drawn_maps)
         bar = figure.colorbar(
@@ -329,7 +392,7 @@ def _summary_part(run: Run) -> List[Part]:
     if not summaries:
         return []
     rows = [
-        [s.bench, s.points, s.determined]
+        [s.bench, s.points, sum(s.invalid.values()), s.determined]
         + [_percent(100 * s.shares[kind]) if s.shares else "n/a" for kind in overlap.CLASSES]
         + [
             "n/a" if s.median_ratio is None else f"{s.median_ratio:.2f}",
@@ -345,7 +408,7 @@ def _summary_part(run: Run) -> List[Part]:
         f"> {overlap.NONE_UP_TO}",
     )
     header = (
-        ["benchmark", "points", f"determined to {overlap.PRECISION}"]
+        ["benchmark", "points", "invalid", f"determined to {overlap.PRECISION}"]
         + [f"{overlap.CLASS_NAMES[kind]} ({text})" for kind, text in zip(overlap.CLASSES, bounds)]
         + ["median ratio", "median OSU overlap", "median IMB overlap"]
     )
@@ -355,11 +418,22 @@ def _summary_part(run: Run) -> List[Part]:
         element(
             "p",
             "Classes, medians and percentages are over the points whose ratio is "
-            f"determined to {overlap.PRECISION}. OSU and IMB overlap: the "
+            f"determined to {overlap.PRECISION}, invalid points left out. OSU and IMB overlap: the "
             "percentages those benchmark suites would report, recomputed from the "
             "same times (100% = perfect overlap).",
         ),
     ]
+
+
+def _invalid_part(run: Run) -> List[Part]:
+    """Every reason that made points invalid, per map, with the sizes it struck."""
+    rows = []
+    for bench in overlap.ratio_maps(run):
+        g = overlap.grid(run, bench)
+        for reason, count in g.invalid_reasons().items():
+            sizes = [p["params"]["size_bytes"] for p, why in g.invalid_points if why == reason]
+            rows.append([bench, reason, count, overlap.size_span(min(sizes), max(sizes))])
+    return headed_table("Invalid points", ["benchmark", "reason", "points", "sizes"], rows)
 
 
 def _maps_part(run: Run) -> List[Part]:
@@ -399,7 +473,10 @@ def render(run: Run) -> ReportSection:
                 "Every map of this run (x: message size, y: computation time).",
             )
         ]
-    return ReportSection(TITLE, parts + _summary_part(run) + _maps_part(run) + _reference_part(run))
+    return ReportSection(
+        TITLE,
+        parts + _summary_part(run) + _invalid_part(run) + _maps_part(run) + _reference_part(run),
+    )
 
 
 def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]:
