@@ -15,6 +15,7 @@ from .. import program_options
 from ..results import Record, Run, record_integer, record_number
 from ..text import columns, percent, ranges
 from ..units import format_size, format_time
+from .conditions import crowding
 from .overlap import run_names
 
 PROGRAM = "mpilens-coll"
@@ -584,9 +585,6 @@ class Deviation:
 
     method: str
     ratios: Dict[int, float]  # rank count → estimate / oli
-    # At the largest rank count, the confidence intervals of the two medians do not overlap (or
-    # one has none): the difference is more than noise.
-    separated: bool
 
     @property
     def ranks(self) -> int:
@@ -620,10 +618,7 @@ def deviations(by_method: Mapping[str, Mapping[int, Record]]) -> List[Deviation]
             if oli.get(ranks, 0) > 0
         }
         if ratios:
-            ranks = max(ratios)
-            mine, theirs = _interval(by_method[method][ranks]), _interval(oli_points[ranks])
-            separated = mine is None or theirs is None or mine[0] > theirs[1] or mine[1] < theirs[0]
-            found.append(Deviation(method, ratios, separated))
+            found.append(Deviation(method, ratios))
     return found
 
 
@@ -654,18 +649,6 @@ def _deviation_sentence(label: str, config: Config, found: Deviation) -> str:
             f"; {low} times oli at every rank count ({over})"
             if low == high
             else f"; from {low} to {high} times oli over {over}"
-        )
-    bound = (
-        "a lower"
-        if found.method in LOWER_BOUNDS and ratio > 1
-        else "an upper"
-        if found.method in UPPER_BOUNDS and ratio < 1
-        else None
-    )
-    if bound and found.separated:
-        sentence = (
-            f"warning: {sentence}; yet it is {bound} bound of the latency, so this "
-            "method or oli was disturbed (noise, ranks sharing cores)"
         )
     return sentence
 
@@ -760,17 +743,91 @@ def _skip_sentences(run: Run) -> List[str]:
     return [f"skipped: {text}" for text in run.note_texts("skip")]
 
 
+# --- numbers that cannot be true -----------------------------------------------------------------
+
+
+def _outside_bracket(
+    by_method: Mapping[str, Mapping[int, Record]], ranks: int
+) -> Optional[Tuple[str, str]]:
+    """(method, "above"/"below") for the first bound on the wrong side of oli at a rank count
+    beyond both confidence intervals (a value without one counts as exact); None when oli is
+    inside the [rounds, barrier/ack] bracket or cannot be checked."""
+    oli_point = by_method.get(OLI, {}).get(ranks)
+    oli = latency(oli_point)
+    if oli is None:
+        return None
+    theirs = _interval(oli_point) or (oli, oli)
+    for methods, side in ((LOWER_BOUNDS, "above"), (UPPER_BOUNDS, "below")):
+        for method in methods:
+            point = by_method.get(method, {}).get(ranks)
+            value = latency(point)
+            if value is None:
+                continue
+            mine = _interval(point) or (value, value)
+            if (mine[0] > theirs[1]) if side == "above" else (mine[1] < theirs[0]):
+                return method, side
+    return None
+
+
+def invalid_ranks(meta: Record, by_method: Mapping[str, Mapping[int, Record]]) -> Dict[int, str]:
+    """Per rank count of one configuration, why none of its estimates can be trusted: more busy
+    ranks (and progress threads) than cores, or oli outside the bracket of seed 003 (a lower
+    bound above it, or an upper bound below it, beyond noise)."""
+    counts = sorted({ranks for by_ranks in by_method.values() for ranks in by_ranks})
+    found: Dict[int, str] = {}
+    for ranks in counts:
+        crowded = crowding(meta, ranks=ranks)
+        outside = _outside_bracket(by_method, ranks)
+        if crowded is not None:
+            found[ranks] = f"not trustworthy: {crowded.text()}"
+        elif outside is not None:
+            method, side = outside
+            bound = "a lower" if side == "above" else "an upper"
+            found[ranks] = (
+                f"oli outside the [rounds, barrier/ack] bracket: {method}, {bound} bound of the "
+                f"latency, reads {side} it beyond noise"
+            )
+    return found
+
+
+def _invalid_sentences(label: str, invalid: Mapping[int, str]) -> List[str]:
+    by_reason: Dict[str, List[int]] = {}
+    for ranks, reason in invalid.items():
+        by_reason.setdefault(reason, []).append(ranks)
+    return [
+        f"warning: {label}: INVALID at {_counts(counts)}, no conclusion drawn from "
+        f"{'it' if len(counts) == 1 else 'them'}: {reason}"
+        for reason, counts in by_reason.items()
+    ]
+
+
+def valid_series(run: Run, found: Series) -> Tuple[Series, Dict[Config, Dict[int, str]]]:
+    """The series without the rank counts invalid_ranks rejects, and those rejected."""
+    kept: Series = {}
+    rejected: Dict[Config, Dict[int, str]] = {}
+    for config, by_method in found.items():
+        invalid = invalid_ranks(run.meta, by_method)
+        rejected[config] = invalid
+        kept[config] = {
+            method: {r: p for r, p in by_ranks.items() if r not in invalid}
+            for method, by_ranks in by_method.items()
+        }
+    return kept, rejected
+
+
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = series(run)
     if not found:
         return _skip_sentences(run)
     names = labels(found)
+    found, rejected = valid_series(run, found)
     sentences: List[str] = []
     for config, by_method in found.items():
         label, oli = names[config], by_method.get(OLI, {})
         sentences += (
-            _oli_sentences(label, oli)
+            _invalid_sentences(label, rejected[config])
+            + _oli_sentences(label, oli)
             + _truth_sentences(label, config, by_method)
             + _shape_sentences(label, config, oli)
             + _gap_sentences(label, oli)
