@@ -501,3 +501,33 @@ def test_compare_two_studies():
     assert sentences[-1] == ("interrupts at 8192 Hz: 6.8 µs per wake-up per core in MPICH, 34 µs "
                              "in Open MPI (the seed: 3.4 µs)")
     assert len(sentences) == 4 + 1
+
+
+# --- numbers that cannot be true ------------------------------------------------------------------
+
+def test_negative_overhead_beyond_noise_is_invalid_and_left_out():
+    points = setting_points(pg.NONE, ops=("p2p",), tests=False)
+    broken = overhead_point("p2p", "work", SIZES[-1], -5000.0, t_b("p2p", SIZES[-1]),
+                            noise=1000.0)
+    points = [broken if p["key"] == broken["key"] else p for p in points]
+    run = progress_run(pg.NONE, points)
+    key = pg.Key("p2p", "work", pg.NONE, pg.NONE)
+    assert SIZES[-1] not in pg.measurements(run)[key]
+    (found,) = pg.impossible_measures(run)
+    assert found[:2] == (key, SIZES[-1]) and found[2].high == -4000.0
+    sentences = pg.diagnose(run)
+    assert sentences[0].startswith("warning: 1 point INVALID and left out: a time below 0 beyond "
+                                   "the noise of its repetitions")
+    assert "-5 µs" in sentences[0]
+    assert not any("-5 µs" in sentence for sentence in sentences[1:])
+
+
+def test_negative_overhead_within_noise_is_valid():
+    # a work-based t_o of -50 ns whose interval reaches above 0: noise about no overhead
+    points = setting_points(pg.NONE, ops=("p2p",), tests=False)
+    close = overhead_point("p2p", "work", SIZES[-1], -50.0, t_b("p2p", SIZES[-1]), noise=100.0)
+    points = [close if p["key"] == close["key"] else p for p in points]
+    run = progress_run(pg.NONE, points)
+    assert pg.measurements(run)[pg.Key("p2p", "work", pg.NONE, pg.NONE)][SIZES[-1]].nil
+    assert pg.impossible_measures(run) == []
+    assert not any("INVALID" in sentence for sentence in pg.diagnose(run))

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from .. import program_options
 from ..results import Record, Run, join_files, record_integer, record_number, record_object
-from ..text import columns, percent, ranges
+from ..text import columns, counted, percent, ranges
 from ..units import format_size, format_time
 from .conditions import cpu_set
 from .overlap import run_names
@@ -140,6 +140,11 @@ class Measure:
         slightly negative."""
         return self.low <= 0
 
+    @property
+    def impossible(self) -> bool:
+        """Below 0 beyond noise: no time, overhead or blocking, can be."""
+        return self.high < 0
+
     def same(self, other: Measure) -> bool:
         """Within noise of each other: their intervals meet."""
         return self.low <= other.high and other.low <= self.high
@@ -197,7 +202,39 @@ def measurements(run: Run) -> Found:
                 tested = found.get(replace(key, strategy=TEST, interval=best.interval), {})
                 if size in tested:
                     by_size[size] = replace(tested[size], value=best.value, interval=best.interval)
-    return found
+    return {
+        key: kept
+        for key, by_size in found.items()
+        if (kept := {size: m for size, m in by_size.items() if not m.impossible})
+    }
+
+
+def impossible_measures(run: Run) -> List[Tuple[Key, int, Measure]]:
+    """The figures measurements() leaves out: an overhead or a blocking time below 0 beyond the
+    noise of its repetitions, which no progress can give."""
+    every: List[Tuple[Key, int, Measure]] = []
+    for point in run.points:
+        key, measure = _key(point), _measure(point)
+        size = record_integer(record_object(point, "params").get("size_bytes"))
+        if key is not None and measure is not None and size is not None and measure.impossible:
+            every.append((key, size, measure))
+    return every
+
+
+def _impossible_sentences(run: Run) -> List[str]:
+    found = impossible_measures(run)
+    if not found:
+        return []
+    key, size, worst = min(found, key=lambda entry: entry[2].value)
+    what = "blocking time" if key.strategy == BLOCKING else "overhead"
+    return [
+        f"warning: {counted(len(found), 'point')} INVALID and left out: a time below 0 beyond "
+        f"the noise of its repetitions, which no progress can give; worst the {what} of "
+        f"{title(key.operation)}, {format_size(size)}, {key.setting}, "
+        f"{key.kind or BLOCKING} {key.strategy}: {format_time(worst.value)} (its interval up to "
+        f"{format_time(worst.high)}); a work-based overhead is t_ov − t_c, so the workload ran "
+        "faster during the communication than alone: its calibration or the machine changed"
+    ]
 
 
 def settings(run: Run) -> List[str]:
@@ -844,7 +881,8 @@ def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = measurements(run)
     return (
-        _missing_baseline_sentences(found)
+        _impossible_sentences(run)
+        + _missing_baseline_sentences(found)
         + _overhead_sentences(found)
         + _contrast_sentences(found)
         + _placement_sentences(run)
