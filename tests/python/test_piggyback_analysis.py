@@ -445,3 +445,35 @@ def test_auto_file_path_and_library_line(tmp_path):
     pb.write_auto_file(path, MPICH, 2048)
     assert path.read_text() == f"{MPICH}\t2048\n{OPEN_MPI}\t1024\n"
     assert [p.name for p in path.parent.iterdir()] == ["auto"]
+
+
+# --- numbers that cannot be true ------------------------------------------------------------------
+
+def floor_run(latency_with: float, spread: float) -> Run:
+    """The baseline at 1 µs (±1%) and pack-before at latency_with (± spread) at 1 KiB."""
+    base = pb_run("none", [pb_point("latency", "specific", 1024, 1000.0)])
+    layer = pb_run("pack-before", [pb_point("latency", "specific", 1024, latency_with,
+                                            "pack-before", 4, spread=spread)])
+    return pb.combine([base, layer])
+
+
+def test_faster_with_the_layer_beyond_noise_is_invalid():
+    run = floor_run(700.0, 0.01)
+    config = pb.Config("latency", "specific", "pack-before", 4)
+    assert pb.below_floor(run) == [(config, 1024)]
+    assert config not in pb.measurements(run)
+    assert pb.ratio(pb.measurements(run), "pack-before", "latency", "specific", 1024) is None
+    found = pb.diagnose(run)
+    assert found[0].startswith("warning: 1 point INVALID and left out: faster with the layer "
+                               "than without it")
+    assert "pack-before pb 4 B latency specific 1 KiB" in found[0]
+    assert not any("cheapest" in sentence and "pack-before" in sentence for sentence in found)
+
+
+def test_faster_with_the_layer_within_noise_is_valid():
+    # 3% below the baseline, but the intervals meet: noise
+    run = floor_run(970.0, 0.05)
+    assert pb.below_floor(run) == []
+    assert pb.ratio(pb.measurements(run), "pack-before", "latency", "specific", 1024) == \
+        pytest.approx(0.97)
+    assert not any("INVALID" in sentence for sentence in pb.diagnose(run))

@@ -150,26 +150,80 @@ def value(point: Record) -> Optional[float]:
     return None
 
 
-def measurements(run: Run) -> Found:
-    """configuration → message size → figure, for every point-to-point point with a figure."""
-    found: Found = {}
+def _located(run: Run) -> List[Tuple[Config, int, Record]]:
+    """(configuration, message size, point) of every point-to-point point with a figure."""
+    every = []
     for point in run.points:
         if point.get("family", FAMILY) != FAMILY or point.get("bench") not in (LATENCY, BANDWIDTH):
             continue
         params = _params(point)
         recv, method = params.get("recv"), params.get("method")
         pb, size = record_integer(params.get("pb_size")), record_integer(params.get("size_bytes"))
-        figure = value(point)
         if (
-            not isinstance(recv, str)
-            or not isinstance(method, str)
-            or pb is None
-            or size is None
-            or figure is None
+            isinstance(recv, str)
+            and isinstance(method, str)
+            and pb is not None
+            and size is not None
+            and value(point) is not None
         ):
-            continue
-        found.setdefault(Config(point["bench"], recv, method, pb), {})[size] = figure
+            every.append((Config(point["bench"], recv, method, pb), size, point))
+    return every
+
+
+def _time_interval(point: Record) -> Optional[Tuple[float, float]]:
+    """The interval of the median time per repetition (one-way latency, or window time)."""
+    sample = (point.get("stats") or {}).get("sample")
+    if not isinstance(sample, dict):
+        return None
+    low, high = record_number(sample.get("ci_lo")), record_number(sample.get("ci_hi"))
+    return None if low is None or high is None else (low, high)
+
+
+def below_floor(run: Run) -> List[Tuple[Config, int]]:
+    """The points with the layer faster than the library alone beyond both intervals (their
+    one-way or window times): the layer only adds work to a message, so such a ratio cannot be
+    true; the machine or the library changed between the runs."""
+    located = _located(run)
+    floors = {
+        (config.bench, config.recv, size): _time_interval(point)
+        for config, size, point in located
+        if config.method == NONE
+    }
+    found = []
+    for config, size, point in located:
+        mine, floor = _time_interval(point), floors.get((config.bench, config.recv, size))
+        if config.method != NONE and mine is not None and floor is not None and mine[1] < floor[0]:
+            found.append((config, size))
     return found
+
+
+def measurements(run: Run) -> Found:
+    """configuration → message size → figure, for every point-to-point point with a figure, but
+    those below the no-layer floor (below_floor)."""
+    impossible = set(below_floor(run))
+    found: Found = {}
+    for config, size, point in _located(run):
+        figure = value(point)
+        if figure is not None and (config, size) not in impossible:
+            found.setdefault(config, {})[size] = figure
+    return found
+
+
+def _floor_sentences(run: Run) -> List[str]:
+    found = below_floor(run)
+    if not found:
+        return []
+    shown = ", ".join(
+        f"{config.method} pb {config.pb_size} B {config.bench} {config.recv} {format_size(size)}"
+        for config, size in found[:3]
+    )
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return [
+        f"warning: {len(found)} point{'s' if len(found) > 1 else ''} INVALID and left out: "
+        "faster with the layer than without it, beyond the noise of both, which the layer "
+        f"cannot make (it only adds work): {shown}{more}; measure the methods and the "
+        "baseline again together, on a quiet machine"
+    ]
 
 
 def methods_measured(found: Found) -> List[str]:
@@ -752,7 +806,8 @@ def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = measurements(run)
     return (
-        _missing_baseline_sentences(run, found)
+        _floor_sentences(run)
+        + _missing_baseline_sentences(run, found)
         + _cheapest_sentences(found)
         + _threshold_sentences(run, found)
         + _goal_sentences(found)
