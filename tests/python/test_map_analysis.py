@@ -439,3 +439,54 @@ def test_compare_of_alike_runs_and_other_predictions(grid_run):
     other = map_run(grid_points(predicted=30.0, topology="node:1 core:4"))
     assert ma.compare(grid_run, other)[0].endswith(
         "the cost model predicted +50% in A and +30% in B (another mapping or topology)")
+
+
+# --- numbers that cannot be true ------------------------------------------------------------------
+
+def with_samples(points: list, spread: float) -> list:
+    """Each point with repetitions: t1 and t3 at their medians ± spread (relative)."""
+    for point in points:
+        stats = point["stats"]
+        stats["samples"] = {name: [stats[name] * (1 - spread), stats[name],
+                                   stats[name] * (1 + spread)]
+                            for name in ("before_s", "reorder_s", "after_s")}
+    return points
+
+
+def test_gain_far_above_the_model_beyond_noise_is_invalid():
+    # 80% less time after reordering where the model predicts 50%, even from the fastest
+    # repetition before to the slowest after
+    points = with_samples(grid_points(per_after={KIB: 0.5e-4, MIB: 0.2e-3}), 0.01)
+    run = map_run(points)
+    (grid,) = ma.grids(run)
+    assert sorted(grid.invalid) == [(10, MIB), (100, MIB)]
+    assert all(size == KIB for _, size in grid.cells)
+    sentences = ma.diagnose(run)
+    assert sentences[0].startswith("warning: allgather_groups: INVALID, 2 cells, left out: a "
+                                   "gain the cost model cannot explain, at least 80% less")
+    assert "where the model predicts +50%, at 1 MiB" in sentences[0]
+    assert not any("80% less" in sentence for sentence in sentences[1:])
+
+
+def test_gain_where_no_rank_moved_is_invalid():
+    points = with_samples(grid_points(per_after={KIB: 0.5e-4, MIB: 0.6e-3}, predicted=0.0,
+                                      new_rank_of=[0, 1, 2, 3]), 0.01)
+    sentences = ma.diagnose(map_run(points))
+    assert sentences[0].startswith("warning: allgather_groups: INVALID, every cell, left out")
+    assert "where the model predicts 0%" in sentences[0]
+    assert len([s for s in sentences if "INVALID" in s]) == 1
+
+
+def test_gain_above_the_model_within_noise_is_valid():
+    # 80% measured against 50% predicted, but the repetitions spread ±40%: the slowest after
+    # against the fastest before leaves a gain the model can explain
+    points = with_samples(grid_points(per_after={KIB: 0.5e-4, MIB: 0.2e-3}), 0.4)
+    (grid,) = ma.grids(map_run(points))
+    assert not grid.invalid and len(grid.cells) == 4
+    assert not any("INVALID" in s for s in ma.diagnose(map_run(points)))
+
+
+def test_gain_the_model_predicts_is_valid():
+    points = with_samples(grid_points(), 0.01)
+    (grid,) = ma.grids(map_run(points))
+    assert not grid.invalid

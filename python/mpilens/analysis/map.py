@@ -17,8 +17,8 @@ Python (no numpy): the CLI imports it on every start.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..results import Record, Run, join_files, record_integer, record_number, record_object
 from ..text import columns, listed
@@ -284,6 +284,9 @@ class Cell:
     all_bound: Optional[bool]
     new_rank_of: Optional[Tuple[int, ...]]
     spread: Optional[Spread] = None
+    # The fastest repetition before and the slowest after (stats.samples), when recorded.
+    fastest_before_s: Optional[float] = None
+    slowest_after_s: Optional[float] = None
 
     @property
     def noisy(self) -> bool:
@@ -299,6 +302,31 @@ class Cell:
         """The gain without the reordering's time, what the cost model predicts: 100 (t1 − t3)
         / t1."""
         return 100.0 * (self.before_s - self.after_s) / self.before_s
+
+    @property
+    def lowest_steady_pct(self) -> Optional[float]:
+        """The smallest steady gain the repetitions allow: the fastest before against the
+        slowest after; None without repetitions."""
+        before, after = self.fastest_before_s, self.slowest_after_s
+        return None if before is None or after is None else 100.0 * (before - after) / before
+
+    @property
+    def model_pct(self) -> Optional[float]:
+        """The gain the model stands for: its prediction, 0 when no rank moved."""
+        in_place = self.new_rank_of is not None and self.new_rank_of == tuple(
+            range(len(self.new_rank_of))
+        )
+        return 0.0 if in_place else self.predicted_pct
+
+    @property
+    def unexplained(self) -> bool:
+        """A gain above what the model predicts (or where it predicts none, no rank moving) by
+        more than AGREEMENT_POINTS, even from the fastest repetition before to the slowest after:
+        the reordering cannot save what the placement does not cost, so the times moved for
+        another reason and the cell is invalid. Without repetitions, noise cannot be told from
+        a cause, and the cell is judged as measured."""
+        model, lowest = self.model_pct, self.lowest_steady_pct
+        return model is not None and lowest is not None and lowest > model + AGREEMENT_POINTS
 
     @property
     def iteration_s(self) -> float:
@@ -350,7 +378,16 @@ def _cell(point: Record) -> Optional[Cell]:
         None if bound is None else bound != 0,
         _permutation(stats.get("new_rank_of")),
         widest_spread(stats),
+        _extreme(stats, "before_s", min),
+        _extreme(stats, "after_s", max),
     )
+
+
+def _extreme(stats: Record, name: str, pick: Callable[[List[float]], float]) -> Optional[float]:
+    values = record_object(stats, "samples").get(name)
+    numbers = [record_number(value) for value in values] if isinstance(values, list) else []
+    positive = [number for number in numbers if number is not None and number > 0]
+    return pick(positive) if positive else None
 
 
 @dataclass
@@ -360,6 +397,8 @@ class Grid:
     setting: Setting
     meta: Record  # the file's, for the machine it ran on
     cells: Dict[Tuple[int, int], Cell]
+    # Cells whose gain the model cannot explain (Cell.unexplained): left out of every figure.
+    invalid: Dict[Tuple[int, int], Cell] = field(default_factory=dict)
 
     @property
     def iterations(self) -> List[int]:
@@ -439,7 +478,8 @@ def grids(run: Run) -> List[Grid]:
         if cell is not None:
             setting = _setting(point, meta)
             grid = found.setdefault(setting, Grid(setting, meta, {}))
-            grid.cells[(cell.iterations, cell.size)] = cell
+            kept = grid.invalid if cell.unexplained else grid.cells
+            kept[(cell.iterations, cell.size)] = cell
     return [
         found[setting]
         for setting in sorted(found, key=lambda s: (s.ranks, s.group, s.algo, s.topology))
@@ -636,8 +676,26 @@ def _in_place_sentence(head: str) -> str:
     )
 
 
+def _invalid_sentence(head: str, grid: Grid) -> List[str]:
+    if not grid.invalid:
+        return []
+    cell = max(grid.invalid.values(), key=lambda c: (c.lowest_steady_pct or 0) - (c.model_pct or 0))
+    every = "every cell" if not grid.cells else f"{len(grid.invalid)} cells"
+    return [
+        f"warning: {head}: INVALID, {every}, left out: a gain the cost model cannot explain, "
+        f"at least {percent(cell.lowest_steady_pct or 0)} less time without the reordering's own "
+        f"(fastest repetition before, slowest after) where the model predicts "
+        f"{signed(cell.model_pct or 0)}, at {format_size(cell.size)} and "
+        f"{iterations_text(cell.iterations)}: the placement cannot save what it does not "
+        "cost, so the times changed for another reason (the first run warming up, other load)"
+    ]
+
+
 def _grid_sentences(head: str, grid: Grid) -> List[str]:
-    sentences = [_size_sentence(head, grid, size) for size in grid.sizes]
+    if not grid.cells:
+        return _invalid_sentence(head, grid)
+    sentences = _invalid_sentence(head, grid)
+    sentences += [_size_sentence(head, grid, size) for size in grid.sizes]
     sentences += [_best_sentence(head, grid), _cost_sentence(head, grid)]
     model = _model_sentence(head, grid)
     if model is not None:
