@@ -6,7 +6,7 @@ complete, fast. Prints every failed check; exits 1 if any failed.
 import math
 import sys
 
-from checklib import check, finish, read
+from checklib import check, errors, finish, read
 
 path, flavour, checks = sys.argv[1], sys.argv[2], sys.argv[3:]
 meta, points = read(path)
@@ -110,4 +110,16 @@ if "fast" in checks:
               f"{p['key']}: --fast measured every rank")
         check(sum(v is not None for v in s["cheap_ns"]) == np_ - 1, f"{p['key']}: cheap pass incomplete")
 
+# The hop delays are sleeps: when they overslept by more than BUSY, the cores were taken from the
+# ranks for milliseconds at a time, and so were the times the truths are judged by (CI's quiet
+# machine oversleeps about 2%: 15.35 ms for 15 ms at 8 ranks; with a load of 4 on its 2 cores,
+# 20 to 60%, and oli 20 to 60% off). A truth failed then is not judged: exit 3 says so, with the
+# reason (test_coll_cli.sh measures again, and skips the test if no attempt could be judged).
+BUSY = 1.10
+if errors and olis:
+    overslept = max(p["stats"]["hop_delay_actual_ns"] / p["params"]["hop_delay_ns"] for p in olis)
+    if overslept > BUSY:
+        print(f"{path}: not judged: the machine was busy (hop delays overslept by {overslept - 1:.0%}, above "
+              f"{BUSY - 1:.0%}); {len(errors)} check(s) would have failed", file=sys.stderr)
+        sys.exit(3)
 finish(f"{path}:")

@@ -49,21 +49,28 @@ judge() {
 # three times, and the first that passes decides. A wrong formula fails every one; a run that ends
 # in an error is not repeated.
 ATTEMPTS=3
+busy=() # the measurements the machine was too busy to judge (check_coll.py's exit status 3)
 measure() {
-  local name=$1 ranks=$2 checks=$3 attempt
+  local name=$1 ranks=$2 checks=$3 attempt judged=0 verdict
   shift 3
   for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do
     rm -f "$work/$name.jsonl" # else the program would resume from the judged file
     run "$name" "$ranks" "$@" --output "$work/$name.jsonl"
     # shellcheck disable=SC2086 # $checks: names separated by spaces, one argument each
     judge "$name" $checks
-    case $? in
+    verdict=$?
+    case $verdict in
       0) return ;;
       2) fail "$name"; return ;;
+      1) judged=1 ;;
     esac
-    [ "$attempt" -lt "$ATTEMPTS" ] && echo "$name: the checks above failed (attempt $attempt of $ATTEMPTS); measuring again" >&2
+    [ "$attempt" -lt "$ATTEMPTS" ] && echo "$name: not passed (attempt $attempt of $ATTEMPTS); measuring again" >&2
   done
-  fail "$name: checks failed $ATTEMPTS times"
+  if [ "$judged" = 1 ]; then
+    fail "$name: checks failed on a machine quiet enough to judge them"
+  else
+    busy+=("$name")
+  fi
 }
 
 # At 2 ranks every reference algorithm is the same single hop from the root to rank 1: one is enough.
@@ -81,4 +88,8 @@ if [ "$np" -ge 4 ]; then
   measure fast "$np" "truth fast" "${truth_args[@]}" --op bcast --algo linear,binomial --method oli --fast
 fi
 
+[ "$failures" = 0 ] && [ "${#busy[@]}" -gt 0 ] && {
+  echo "SKIPPED: the machine was too busy to judge ${busy[*]} (hop delays overslept in every attempt)"
+  exit 77
+}
 finish "all mpilens-coll checks passed at $np ranks"
