@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, bin_dir, hosts_by_rank, meta_of, points_of
 
 CHECK_COLL = ROOT / "tests" / "mpi" / "check_coll.py"
@@ -49,6 +51,8 @@ def test_coll_under_a_hop_delay_finds_the_truth(cluster, flavour, tmp_path):
     assert all(point["params"]["wait"] == "sleep" for point in points_of(output))
     checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "truth"],
                              capture_output=True, text=True)
+    if checked.returncode == 3:  # the hop delays overslept: the machine was too busy to judge
+        pytest.skip(checked.stderr.strip())
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
