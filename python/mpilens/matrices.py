@@ -35,6 +35,7 @@ import numpy as np
 from . import results
 from .errors import MpilensError
 from .results import Record, Run
+from .safe_names import file_name_part
 from .units import format_size
 
 PathLike = Union[str, Path]
@@ -627,12 +628,16 @@ def exports(traffic: Traffic, formats: Sequence[str]) -> Dict[str, Writer]:
     files: Dict[str, Writer] = {}
     for form in formats:
         if form == "csv":
-            files[f"{traffic.kind}.csv"] = partial(write_csv, traffic)
+            files[f"{file_name_part(traffic.kind)}.csv"] = partial(write_csv, traffic)
         for matrix in (traffic.counts, traffic.bytes):
             if form == "mat":
-                files[f"{traffic.kind}_{matrix.what}.mat"] = partial(write_dense, matrix)
+                files[f"{file_name_part(traffic.kind)}_{matrix.what}.mat"] = partial(
+                    write_dense, matrix
+                )
             elif form == "mtx":
-                files[f"{traffic.kind}_{matrix.what}.mtx"] = partial(write_matrix_market, matrix)
+                files[f"{file_name_part(traffic.kind)}_{matrix.what}.mtx"] = partial(
+                    write_matrix_market, matrix
+                )
     return files
 
 

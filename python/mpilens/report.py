@@ -13,6 +13,7 @@ from .analysis.conditions import conditions
 from .markup import Markup, details, element, join, page, png_image, table
 from .plots.common import diagnosis_list
 from .results import Run, record_object
+from .safe_names import file_name_part, printable
 from .section import Part, Plot, ReportSection
 from .text import ranges, short_library
 from .units import format_time
@@ -156,7 +157,7 @@ def _embed(parts: Sequence[Part], outdir: Path, plot_prefix: str) -> List[Markup
         if isinstance(part, Plot):
             plot_dir = outdir / "plots"
             plot_dir.mkdir(parents=True, exist_ok=True)
-            (plot_dir / f"{plot_prefix}{part.name}.png").write_bytes(part.png)
+            (plot_dir / f"{file_name_part(plot_prefix + part.name)}.png").write_bytes(part.png)
             blocks.append(
                 element(
                     "figure",
@@ -235,7 +236,10 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
         suffix = f" ({_run_name(run)})" if _several(shown, run) else ""
         body.append(_section(run, outdir, f"{run.path.stem}-", suffix))
     path = outdir / "report.html"
-    path.write_text(page(f"mpilens report · {subtitle}", join(body), _css()), encoding="utf-8")
+    # File names and labels may hold bytes that are not UTF-8 (kept as lone surrogates).
+    path.write_text(
+        printable(page(f"mpilens report · {subtitle}", join(body), _css())), encoding="utf-8"
+    )
     return path
 
 
@@ -315,5 +319,5 @@ def write_comparison(
         ]
     path = outdir / filename
     title = f"mpilens comparison: {labels[0]} vs {labels[1]}"
-    path.write_text(page(title, join(body), _css()), encoding="utf-8")
+    path.write_text(printable(page(title, join(body), _css())), encoding="utf-8")
     return path
