@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Union
 
 from .errors import MpilensError
+from .safe_names import file_name_part
+from .units import parse_size
 
 SUPPORTED_SCHEMA = 1
+# The largest results file read, against a file that is not one (a huge log named *.jsonl).
+MAX_RESULTS_BYTES = 8 << 30
+MAX_BYTES_VARIABLE = "MPILENS_MAX_RESULTS_BYTES"
 
 PathLike = Union[str, Path]
 Record = Dict[str, Any]
@@ -103,8 +110,46 @@ def _upgrade(record: Record, schema: int) -> Record:
 def _decode(line: bytes) -> Optional[Any]:
     try:
         return json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        # RecursionError: nesting deeper than any record, which the parser cannot follow.
         return None
+
+
+def max_results_bytes() -> int:
+    """The largest results file read: MPILENS_MAX_RESULTS_BYTES, else MAX_RESULTS_BYTES."""
+    text = os.environ.get(MAX_BYTES_VARIABLE)
+    if text is None:
+        return MAX_RESULTS_BYTES
+    try:
+        return parse_size(text)
+    except MpilensError:
+        raise MpilensError(
+            f'invalid {MAX_BYTES_VARIABLE} "{text}": expected a size such as 8G or 500M'
+        ) from None
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of a regular file of at most max_results_bytes(): a FIFO would block the
+    reader, and a device (a link to /dev/zero) never end."""
+    limit = max_results_bytes()
+    try:
+        # Without O_NONBLOCK, opening a FIFO waits for a writer.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode):
+                raise MpilensError(
+                    f'"{path}" is not a regular file: mpilens reads results from regular files only'
+                )
+            if found.st_size > limit:
+                raise MpilensError(
+                    f'"{path}" holds {found.st_size} bytes, more than the limit of {limit} bytes '
+                    f"({MAX_BYTES_VARIABLE}; raise it to read this file)"
+                )
+            return file.read()
+    except FileNotFoundError:
+        raise MpilensError(f'results file "{path}" does not exist') from None
+    except OSError as error:
+        raise MpilensError(f'cannot read results file "{path}": {error.strerror}') from None
 
 
 def _truncated(path: Path, number: int) -> MpilensError:
@@ -157,12 +202,7 @@ def _check_point(path: Path, number: int, point: Record, seen: Dict[str, int]) -
 def load(path: PathLike) -> Run:
     """Read one results file, refusing with a message that names the file and the problem."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise MpilensError(f'results file "{path}" does not exist') from None
-    except OSError as error:
-        raise MpilensError(f'cannot read results file "{path}": {error.strerror}') from None
+    data = _read(path)
     if not data.strip():
         raise MpilensError(f'"{path}" is empty: the run wrote nothing')
 
@@ -245,7 +285,7 @@ def join_files(
     chosen = base(members)
     meta = dict(chosen.meta, points_total=sum(member.points_total for member in members))
     return Run(
-        path=chosen.path.with_name(f"{chosen.family}.jsonl"),
+        path=chosen.path.with_name(f"{file_name_part(chosen.family)}.jsonl"),
         meta=meta,
         points=[point for member in members for point in member.points],
         notes=[note for member in members for note in member.notes],
@@ -281,4 +321,4 @@ def load_dir(directory: PathLike) -> List[Run]:
 def load_any(path: PathLike) -> List[Run]:
     """The runs of a results directory, or the single run of a results file."""
     path = Path(path)
-    return [load(path)] if path.is_file() else load_dir(path)
+    return [load(path)] if path.exists() and not path.is_dir() else load_dir(path)
