@@ -4,6 +4,7 @@ commands of the whole tool: run the suite, report and compare results, print the
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
@@ -12,7 +13,9 @@ from . import __version__, families, report, results
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
+from .launch import Interrupted, stop_signals
 from .program_command import measure
+from .safe_names import printable
 
 Handler = Callable[[argparse.Namespace], Optional[Outcome]]
 
@@ -112,7 +115,7 @@ def _labels(text: Optional[str], a: Path, b: Path) -> Tuple[str, str]:
     if text is None:
         name_a, name_b = a.resolve().name, b.resolve().name
         return (name_a, name_b) if name_a != name_b else (str(a), str(b))
-    labels = [label.strip() for label in text.split(",")]
+    labels = [printable(label.strip()) for label in text.split(",")]
     if len(labels) != 2 or not all(labels):
         raise MpilensError(
             f'invalid --labels "{text}": expected two names separated by a '
@@ -165,15 +168,20 @@ def _report(outcome: Outcome) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        args.argv = list(sys.argv[1:] if argv is None else argv)
-        outcome = args.handler(args)
-        if outcome is not None:
-            _report(outcome)
+        with stop_signals():
+            args = parser.parse_args(argv)
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            outcome = args.handler(args)
+            if outcome is not None:
+                _report(outcome)
         return 0
     except MpilensError as error:
         print(f"mpilens: error: {error}", file=sys.stderr)
         return 2
+    except Interrupted as interrupt:
+        name = signal.Signals(interrupt.signum).name
+        print(f"mpilens: interrupted by {name}", file=sys.stderr)
+        return 128 + interrupt.signum
     except KeyboardInterrupt:
         print("mpilens: interrupted", file=sys.stderr)
         return 130

@@ -3,6 +3,7 @@ it."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import shlex
@@ -10,7 +11,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from .errors import MpilensError
 from .progress import Progress, ResultsTail
@@ -313,7 +314,12 @@ def build_command(
     """
     np = _check_ranks(np)
     if launcher is not None:
-        words = shlex.split(launcher)
+        try:
+            words = shlex.split(launcher)
+        except ValueError as error:
+            raise MpilensError(
+                f'invalid --launcher "{launcher}": {str(error).lower()}; quote as a shell would'
+            ) from None
         if not words:
             raise MpilensError('--launcher is empty: give a command such as "mpirun -n {np}"')
         if any("{np}" in word for word in words):
@@ -353,22 +359,78 @@ def check_launcher(cmd: Sequence[str], flavour: Optional[Flavour] = None) -> Non
     )
 
 
-def _stop(process: subprocess.Popen) -> None:
-    """After Ctrl-C: the launcher usually got SIGINT too; give it a moment, then insist."""
-    for action in (None, process.terminate, process.kill):
-        if action is not None:
-            action()
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (what Slurm, `timeout` and a closed terminal send), handled as Ctrl-C:
+    the launched job is stopped and the points it finished are kept."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """Within it, SIGTERM and SIGHUP raise Interrupted instead of ending the process at once
+    (which would leave the launcher and its ranks running, and writing)."""
+    previous = {signum: signal.signal(signum, _interrupted) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _start(
+    cmd: Sequence[str], env: Optional[Mapping[str, str]], stdout: Optional[int] = None
+) -> subprocess.Popen:
+    """Start cmd in a session of its own, as the leader of its process group, so that stopping
+    it stops every process it started (mpirun's local ranks, a wrapper's children). Outside the
+    terminal's job control, it is neither stopped for reading the terminal nor reached by its
+    signals: _stop passes them on."""
+    try:
+        return subprocess.Popen(
+            list(cmd),
+            env={**os.environ, **env} if env else None,
+            start_new_session=True,
+            stdout=stdout,
+            text=True,
+            errors="replace",
+        )
+    except OSError as error:
+        raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
+
+
+def _signal_job(process: subprocess.Popen, signum: int) -> None:
+    # The group is gone once the job has ended.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def _stop(process: subprocess.Popen, signum: int) -> None:
+    """After an interrupt: pass its signal on to the launched job (its own process group, which
+    the terminal's Ctrl-C does not reach), give it a moment, then insist."""
+    for action in (signum, signal.SIGTERM, signal.SIGKILL):
+        _signal_job(process, action)
         try:
             process.wait(timeout=STOP_GRACE_S)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    # Ranks that outlived their launcher.
+    _signal_job(process, signal.SIGKILL)
 
 
 def _reap(process: subprocess.Popen) -> None:
-    """Kills the child if it still runs: an exception (an interrupt, a bad line) left early."""
+    """Kills the job if it still runs: an exception (an interrupt, a bad line) left early."""
     if process.poll() is None:
-        process.kill()
+        _signal_job(process, signal.SIGKILL)
         process.wait()
 
 
@@ -399,10 +461,7 @@ def run(
     tail.poll()
     if progress is not None:
         progress.start(tail.points)
-    try:
-        process = subprocess.Popen(list(cmd), env={**os.environ, **env} if env else None)
-    except OSError as error:
-        raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
+    process = _start(cmd, env)
     try:
         while True:
             try:
@@ -415,8 +474,8 @@ def run(
         tail.poll()
         if progress is not None and tail.points_total is not None:
             progress.update(tail.points, tail.points_total)
-    except KeyboardInterrupt:
-        _stop(process)
+    except KeyboardInterrupt as interrupt:
+        _stop(process, getattr(interrupt, "signum", signal.SIGINT))
         raise
     finally:
         _reap(process)
@@ -436,20 +495,11 @@ def run_captured(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) ->
     """Run cmd to its end and return what it printed on stdout (its stderr goes to the terminal);
     env holds variables to set for it, over this process's environment. For programs that answer
     on stdout rather than in a results file, such as the example applications."""
-    try:
-        process = subprocess.Popen(
-            list(cmd),
-            stdout=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            env={**os.environ, **env} if env else None,
-        )
-    except OSError as error:
-        raise MpilensError(f'cannot start "{cmd[0]}": {error.strerror}') from None
+    process = _start(cmd, env, stdout=subprocess.PIPE)
     try:
         output, _ = process.communicate()
-    except KeyboardInterrupt:
-        _stop(process)
+    except KeyboardInterrupt as interrupt:
+        _stop(process, getattr(interrupt, "signum", signal.SIGINT))
         raise
     finally:
         _reap(process)

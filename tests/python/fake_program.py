@@ -1,7 +1,8 @@
 """Stands in for a C mpilens program in CLI tests: replays a results file into --output.
 
 Environment: FAKE_SOURCE (file to replay), FAKE_LOG (append argv as JSON), FAKE_FAIL_AT (exit 1
-before writing that line index), FAKE_DELAY (seconds between lines).
+before writing that line index), FAKE_DELAY (seconds between lines), FAKE_PIDFILE (write the
+program's process id there).
 """
 
 import json
@@ -10,6 +11,9 @@ import sys
 import time
 
 args = sys.argv[1:]
+if "FAKE_PIDFILE" in os.environ:
+    with open(os.environ["FAKE_PIDFILE"], "w", encoding="utf-8") as pidfile:
+        pidfile.write(str(os.getpid()))
 with open(os.environ["FAKE_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(args) + "\n")
 output = args[args.index("--output") + 1]
