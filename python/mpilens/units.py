@@ -37,6 +37,8 @@ _SIZE_UNITS = {
 _TIME_UNITS = {"": 1000, "ns": 1, "us": 1000, "µs": 1000, "μs": 1000, "ms": 10**6, "s": 10**9}
 
 SIZE_LIMIT = 1 << 50
+# The programs send messages of MPI_BYTE with int counts.
+MESSAGE_SIZE_MAX = (1 << 31) - 1
 # Times travel to the C programs as signed 64-bit nanoseconds.
 TIME_LIMIT = 1 << 63
 
@@ -84,6 +86,21 @@ def _parse_range(text: str, parse_one: Callable[[str], int], example: str) -> Tu
 def parse_size_range(text: str) -> Tuple[int, int]:
     """(low, high) bytes from "MIN:MAX" or from a single size meaning MIN = MAX."""
     return _parse_range(text, parse_size, "1:4M")
+
+
+def parse_message_size(text: str) -> int:
+    """A message size: parse_size, at most MESSAGE_SIZE_MAX."""
+    size = parse_size(text)
+    if size > MESSAGE_SIZE_MAX:
+        raise MpilensError(
+            f'invalid size "{text}": at most {MESSAGE_SIZE_MAX} bytes (MPI counts are int)'
+        )
+    return size
+
+
+def parse_message_size_range(text: str) -> Tuple[int, int]:
+    """(low, high) message sizes from "MIN:MAX" or a single size (parse_message_size)."""
+    return _parse_range(text, parse_message_size, "1:4M")
 
 
 def parse_time_range(text: str) -> Tuple[int, int]:

@@ -7,7 +7,7 @@ from ..errors import MpilensError
 from ..family import Family, FamilyOption
 from ..plots import coll as plots
 from ..program_command import COMMAND
-from ..units import parse_size, parse_time
+from ..units import parse_message_size, parse_time
 
 OPS = Names(analysis.OPS, "operation", "bcast,reduce")
 METHODS = Names(
@@ -22,7 +22,7 @@ ALGOS = Names(analysis.ALGOS, "algorithm", "library,linear")
 
 
 def size(text: str) -> str:
-    parse_size(text)
+    parse_message_size(text)
     return text.strip()
 
 

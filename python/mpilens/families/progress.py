@@ -31,6 +31,7 @@ from ..cli_common import (
 from ..errors import MpilensError
 from ..family import Command, Family, Outcome, study_family
 from ..plots import progress as plots
+from ..units import parse_message_size_range
 from .overlap import FAMILY as OVERLAP
 
 PROGRESS_LIBRARY = "mpilens-progress"
@@ -49,6 +50,16 @@ ASYNC_ENV = {
 }
 # Seed 000's rendezvous benchmarks: where a transfer needs the receiver's progress to move on.
 OVERLAP_BENCHES = "sender,receiver"
+
+
+def _sizes(text: str) -> str:
+    """--sizes as the program reads it, refused here rather than by the program: a range the
+    program would refuse must not start a study of several runs."""
+    try:
+        parse_message_size_range(text)
+    except MpilensError as error:
+        raise argparse.ArgumentTypeError(f'invalid --sizes "{text}": {error}') from None
+    return text.strip()
 
 
 def _thread_modes(text: str) -> List[str]:
@@ -75,6 +86,7 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     OPS.add_option(group, "--ops", f"nbc collectives: {OPS.listing()} (default all)")
     group.add_argument(
         "--sizes",
+        type=_sizes,
         metavar="MIN:MAX",
         help="message sizes, passed on to the program (default: its preset's)",
     )
