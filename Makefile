@@ -1,6 +1,7 @@
 # The two commands of the README, and their helpers.
 #   make run    quick suite of every family on this machine, then the HTML report
-#   make test   every test: C unit, MPI integration under Open MPI and MPICH, Python
+#   make test   every test: lint, C unit, MPI integration under Open MPI and MPICH, sanitizers, Python,
+#               the test cluster
 # Both install what is missing first (Debian packages, the Python virtual environment .venv).
 #
 # make test also builds against a third MPI, Open MPI 5 from PyPI (in .venv-openmpi5): Debian's
@@ -28,12 +29,12 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test test-sanitize lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
 
-test: deps lint build $(addprefix test-,$(FLAVOURS)) test-python test-cluster
+test: deps lint build $(addprefix test-,$(FLAVOURS)) test-sanitize test-python test-cluster
 
 # Static checks, the first step of make test: ruff (lint and format) and mypy on the Python
 # package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc),
@@ -87,6 +88,20 @@ $(addprefix build-,$(FLAVOURS)): build-%:
 
 $(addprefix test-,$(FLAVOURS)): test-%: build-%
 	ctest --test-dir build/$* --output-on-failure -j 2 $(ctest_select_$*)
+
+# AddressSanitizer and UndefinedBehaviorSanitizer (MPILENS_SANITIZE) under MPICH, in
+# build/sanitize: the C unit tests and the MPI tests whose programs are built here and run directly
+# or with a layer linked (a preloaded layer would come before the sanitizer's runtime). A stack
+# frame's memory used after it returned is caught too (detect_stack_use_after_return). Leak
+# checking is off: the MPI library's own allocations at exit are not ours to judge.
+SANITIZE_TESTS := '^(unit\.|mpi\.(handshake|offsets|meta|piggyback_api|monitor_[a-z_]+|map_[a-z_]+|sanity_cli|overlap_cli)\.np2$$)'
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1:verify_asan_link_order=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+test-sanitize: deps
+	cmake -S . -B build/sanitize -DMPI_C_COMPILER=$(compiler_mpich) -DMPI_Fortran_COMPILER=$(fortran_mpich) \
+	      -DMPIEXEC_EXECUTABLE=$(launcher_mpich) -DMPILENS_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build build/sanitize -j $(JOBS)
+	$(SANITIZE_ENV) ctest --test-dir build/sanitize --output-on-failure -j 2 -R $(SANITIZE_TESTS)
 
 test-python: deps
 	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python
