@@ -1,9 +1,11 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,8 +85,10 @@ int ml_keyset_from_blob(ml_keyset_t *set, const char *blob, size_t len)
 
 /* ---- file ------------------------------------------------------------------------------- */
 
-/* Opens path with fopen's mode for writing records; NULL with err set on failure. */
-static ml_results_t *open_file(const char *path, const char *mode, char *err, size_t errlen)
+/* Opens path for appending records, under an exclusive lock (flock) held until ml_results_close:
+ * a second run writing the same file, such as a --resume started while the first still runs, is
+ * refused instead of interleaving its lines with the first's. NULL with err set on failure. */
+static ml_results_t *open_locked(const char *path, char *err, size_t errlen)
 {
     ml_results_t *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
@@ -92,8 +96,21 @@ static ml_results_t *open_file(const char *path, const char *mode, char *err, si
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!(r->file = fopen(path, mode))) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            snprintf(err, errlen,
+                     "output \"%s\" is being written by another run (it holds the file's lock); let it end, "
+                     "or choose another --output",
+                     path);
+        else
+            snprintf(err, errlen, "cannot lock output \"%s\": %s", path, strerror(errno));
+    } else if (fd < 0 || !(r->file = fdopen(fd, "a"))) {
         snprintf(err, errlen, "cannot write output \"%s\": %s", path, strerror(errno));
+    }
+    if (!r->file) {
+        if (fd >= 0)
+            close(fd);
         free(r->path);
         free(r);
         return NULL;
@@ -169,18 +186,27 @@ static off_t file_size(const char *path)
     return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
-int ml_results_create(const char *path, const char *meta_json, ml_results_t **out, char *err, size_t errlen)
+/* A locked file of no records gets the meta record: the start of a new results file. */
+static int start_file(ml_results_t *r, const char *meta_json, ml_results_t **out, char *err, size_t errlen)
 {
-    if (file_size(path) > 0) {
-        snprintf(err, errlen,
-                 "output \"%s\" already holds results; use --resume to complete it, or choose another --output", path);
-        return -1;
-    }
-    ml_results_t *r = open_file(path, "w", err, errlen);
-    if (!r || check_first_write(r, ml_results_append(r, meta_json), err, errlen) != 0)
+    if (check_first_write(r, ml_results_append(r, meta_json), err, errlen) != 0)
         return -1;
     *out = r;
     return 0;
+}
+
+int ml_results_create(const char *path, const char *meta_json, ml_results_t **out, char *err, size_t errlen)
+{
+    ml_results_t *r = open_locked(path, err, errlen);
+    if (!r)
+        return -1;
+    if (file_size(path) > 0) {
+        snprintf(err, errlen,
+                 "output \"%s\" already holds results; use --resume to complete it, or choose another --output", path);
+        ml_results_close(r);
+        return -1;
+    }
+    return start_file(r, meta_json, out, err, errlen);
 }
 
 /* Reads the whole file; sets *complete_len to the length up to the last '\n'. */
@@ -274,19 +300,24 @@ static int collect_keys(char *buf, size_t len, ml_keyset_t *done)
 int ml_results_resume(const char *path, const char *meta_json, const char *const *compared_options, int argc,
                       char **argv, ml_results_t **out, ml_keyset_t *done, char *err, size_t errlen)
 {
+    ml_results_t *r = open_locked(path, err, errlen); /* before reading: no other run may write meanwhile */
+    if (!r)
+        return -1;
     if (file_size(path) <= 0)
-        return ml_results_create(path, meta_json, out, err, errlen);
+        return start_file(r, meta_json, out, err, errlen);
 
     size_t len, complete;
     char *buf = read_all(path, &len, &complete);
     if (!buf) {
         snprintf(err, errlen, "cannot read \"%s\" to resume it: %s", path, strerror(errno));
+        ml_results_close(r);
         return -1;
     }
     char *first_nl = memchr(buf, '\n', complete);
     if (!first_nl) {
         snprintf(err, errlen, "cannot resume \"%s\": it has no complete meta record", path);
         free(buf);
+        ml_results_close(r);
         return -1;
     }
     *first_nl = '\0';
@@ -297,15 +328,15 @@ int ml_results_resume(const char *path, const char *meta_json, const char *const
         rc = -1;
     }
     free(buf);
-    if (rc != 0)
-        return -1;
-
-    if (complete < len && truncate(path, (off_t)complete) != 0) {
+    if (rc == 0 && complete < len && ftruncate(fileno(r->file), (off_t)complete) != 0) {
         snprintf(err, errlen, "cannot cut the incomplete last record of \"%s\": %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) {
+        ml_results_close(r);
         return -1;
     }
-    ml_results_t *r = open_file(path, "a", err, errlen);
-    if (!r || check_first_write(r, write_note(r, "info", "resumed", NULL, argc, argv), err, errlen) != 0)
+    if (check_first_write(r, write_note(r, "info", "resumed", NULL, argc, argv), err, errlen) != 0)
         return -1;
     *out = r;
     return 0;

@@ -184,6 +184,32 @@ static void test_sample_record(void)
     ml_sample_free(&s);
 }
 
+/* A file being written is locked: a second writer (a --resume started while the first run still
+ * goes on, or a new run) is refused with one line, and the first one's lines stay whole. */
+static void test_locked(const char *dir)
+{
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/locked.jsonl", dir);
+    ml_results_t *first = NULL, *second = NULL;
+    ml_keyset_t done = {0};
+    const char *compared[] = {"reps", NULL};
+    char *argv[] = {"prog", "--resume"};
+    CHECK(ml_results_create(path, META, &first, err, sizeof err) == 0);
+    CHECK(ml_results_append(first, "{\"type\":\"point\",\"key\":\"a\"}") == 0);
+    CHECK(ml_results_resume(path, META, compared, 2, argv, &second, &done, err, sizeof err) == -1);
+    CHECK(strstr(err, "is being written by another run") != NULL);
+    CHECK(ml_results_create(path, META, &second, err, sizeof err) == -1);
+    CHECK(strstr(err, "is being written by another run") != NULL);
+    CHECK(ml_results_append(first, "{\"type\":\"point\",\"key\":\"b\"}") == 0);
+    CHECK(count_lines(slurp(path)) == 3 && all_lines_complete(slurp(path)));
+    CHECK(ml_results_close(first) == 0);
+    /* once the first has ended, the resume goes ahead */
+    CHECK(ml_results_resume(path, META, compared, 2, argv, &second, &done, err, sizeof err) == 0);
+    CHECK(done.n == 2 && ml_keyset_has(&done, "a") && ml_keyset_has(&done, "b"));
+    CHECK(ml_results_close(second) == 0);
+    ml_keyset_free(&done);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/mpilens-test-results-XXXXXX";
@@ -192,6 +218,7 @@ int main(void)
     test_create(dir);
     test_resume(dir);
     test_resume_refused(dir);
+    test_locked(dir);
     test_sample_record();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
