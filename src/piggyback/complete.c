@@ -76,13 +76,13 @@ void ml_pb_zombies_poll(int wait)
     }
 }
 
-/* What completion calls also look after: freed requests, pb messages in flight. */
+/* What completion calls also look after: freed requests, the layer's own sends in flight. */
 static void poll_zombies(void)
 {
     if (n_zombies)
         ml_pb_zombies_poll(0);
-    if (ml_pb.method->mechanism == PB_SEPARATE)
-        ml_pb_separate_poll(0);
+    if (ml_pb_n_in_flight)
+        ml_pb_in_flight_poll(0);
 }
 
 /* ---- single requests ----------------------------------------------------------------------------- */
@@ -301,34 +301,58 @@ int ml_pb_testsome(int n, MPI_Request requests[], int *outcount, int indices[], 
 
 /* ---- persistent requests, cancel, free ------------------------------------------------------------ */
 
-/* The layer's part of starting a persistent request: the pb taken now (seed's anchors took it at
- * *_init, a stale value), a receive joins the pairing order now. */
-static int start_one(MPI_Request request)
+/* The layer's part of starting a persistent request, before MPI starts it: the pb taken now
+ * (seed's anchors took it at *_init, a stale value), a receive joins the pairing order now. */
+static int before_start(ml_req_t *r)
 {
-    ml_req_t *r = ml_req_find(request);
     if (!r)
         return MPI_SUCCESS;
-    int rc = r->kind == REQ_SEND ? ml_pb_send_start(r) : MPI_SUCCESS;
+    int rc = r->kind == REQ_SEND && !ml_pb_separate_after() ? ml_pb_send_start(r) : MPI_SUCCESS;
     if (r->kind == REQ_RECV)
         ml_pb_separate_posted(r);
     r->active = 1;
     return rc;
 }
 
+/* After MPI started it: the record follows the handle, which Open MPI replaces when the request
+ * it started last is still busy underneath (a buffered send still being transmitted); a pb
+ * message of "separate-after" goes now, after its payload. */
+static int after_start(ml_req_t *r, MPI_Request handle)
+{
+    if (!r)
+        return MPI_SUCCESS;
+    if (handle != r->handle) {
+        ml_req_remove(r);
+        r->handle = handle;
+        ml_req_insert(r);
+    }
+    return r->kind == REQ_SEND && ml_pb_separate_after() ? ml_pb_send_start(r) : MPI_SUCCESS;
+}
+
 int ml_pb_start(MPI_Request *request)
 {
-    int rc = start_one(*request);
-    return rc == MPI_SUCCESS ? ML_NEXT(MPI_Start)(request) : rc;
+    ml_req_t *r = ml_req_find(*request);
+    int rc = before_start(r);
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Start)(request);
+    return rc == MPI_SUCCESS ? after_start(r, *request) : rc;
 }
 
 int ml_pb_startall(int n, MPI_Request requests[])
 {
-    for (int i = 0; i < n; i++) {
-        int rc = start_one(requests[i]);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return ML_NEXT(MPI_Startall)(n, requests);
+    ml_req_t *small[32], **records = n <= 32 ? small : malloc((size_t)n * sizeof *records);
+    if (!records)
+        ml_pb_fail("out of memory for MPI_Startall");
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = before_start(records[i] = ml_req_find(requests[i]));
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Startall)(n, requests);
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = after_start(records[i], requests[i]);
+    if (records != small)
+        free(records);
+    return rc;
 }
 
 int ml_pb_request_free(MPI_Request *request)

@@ -12,12 +12,16 @@
 #include "pb.h"
 
 static const ml_pb_method_t methods[] = {
-    {"pack-before", PB_PACK, PB_BEFORE, 0},         {"pack-after", PB_PACK, PB_AFTER, 0},
-    {"datatype-before", PB_DATATYPE, PB_BEFORE, 0}, {"datatype-after", PB_DATATYPE, PB_AFTER, 0},
-    {"separate", PB_SEPARATE, PB_BEFORE, 0},        {"auto", PB_PACK, PB_BEFORE, 1},
+    {"pack-before", PB_PACK, PB_BEFORE, 0},
+    {"pack-after", PB_PACK, PB_AFTER, 0},
+    {"datatype-before", PB_DATATYPE, PB_BEFORE, 0},
+    {"datatype-after", PB_DATATYPE, PB_AFTER, 0},
+    {"separate", PB_SEPARATE, PB_BEFORE, 0},
+    {"separate-after", PB_SEPARATE, PB_AFTER, 0},
+    {"auto", PB_PACK, PB_BEFORE, 1},
 };
 #define N_METHODS (sizeof methods / sizeof methods[0])
-#define METHOD_NAMES "pack-before, pack-after, datatype-before, datatype-after, separate, auto"
+#define METHOD_NAMES "pack-before, pack-after, datatype-before, datatype-after, separate, separate-after, auto"
 
 /* auto without measured thresholds: every payload packed below 4 KiB, a struct type from there
  * on (docs/piggyback.md, "auto"). */

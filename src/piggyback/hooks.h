@@ -11,6 +11,10 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
 int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request);
 int ml_pb_send_start(ml_req_t *r);
+/* Buffered sends: Bsend, and Ibsend or Bsend_init (`persistent`) */
+int ml_pb_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int ml_pb_buffered_request(int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *request);
 
 /* wrap_recv.c: receives and probes; every status the program gets counts the payload only */
 int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);

@@ -31,6 +31,7 @@ void ml_pb_stop_layer(void)
     if (!ml_pb.active)
         return;
     ml_pb_zombies_poll(1);
+    ml_pb_in_flight_finalize();
     ml_pb_drivers_finalize(MPI_COMM_WORLD);
     ml_pb_separate_finalize();
     ml_pb_inband_finalize();

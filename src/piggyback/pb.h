@@ -169,8 +169,18 @@ void ml_pb_separate_init(void);
 void ml_pb_separate_finalize(void);
 /* The shadow communicator of `comm`, where pb messages travel (aborts if there is none). */
 MPI_Comm ml_pb_shadow(MPI_Comm comm);
-/* A receive is posted (or started): it joins its communicator's list in post order. */
+/* A receive is posted (or started): it joins its communicator's list in post order, and one
+ * naming its source and tag posts a receive of its stream's next pb at once. */
 void ml_pb_separate_posted(ml_req_t *r);
+/* A blocking receive from (source, tag) is about to be posted: the same early pb receive, if it
+ * names both; withdrawn with unexpect when the receive failed. */
+void ml_pb_separate_expect(MPI_Comm comm, int source, int tag);
+void ml_pb_separate_unexpect(MPI_Comm comm, int source, int tag);
+/* Whether pb messages go after their payload ("separate-after"). */
+static inline int ml_pb_separate_after(void)
+{
+    return ml_pb.method->mechanism == PB_SEPARATE && ml_pb.method->place == PB_AFTER;
+}
 /* A receive completed with `status`: pairs it (and every earlier receive that could have taken
  * a message of the same stream) with its pb, then consumes it. Also for a receive that was not
  * recorded (blocking MPI_Recv): pass r = NULL and the communicator. */
@@ -180,8 +190,17 @@ void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status);
 void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status);
 /* Sends the pb message of a send to `dest`, and leaves it in flight. */
 void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes);
-/* Pb messages in flight: those done released (`wait`: all, waited for). */
-void ml_pb_separate_poll(int wait);
+
+/* ---- the layer's own sends in flight (in_flight.c) -------------------------------------------- */
+
+/* How many: completion calls poll only when there are some. */
+extern size_t ml_pb_n_in_flight;
+/* A send of the layer's own, whose pooled `buffer` is released once it is done. */
+void ml_pb_in_flight_add(MPI_Request request, void *buffer);
+/* Those done released (`wait`: all, waited for). */
+void ml_pb_in_flight_poll(int wait);
+/* At MPI_Finalize: every one waited for. */
+void ml_pb_in_flight_finalize(void);
 
 /* ---- completion (complete.c) ------------------------------------------------------------------ */
 

@@ -1,25 +1,59 @@
 /* The separate method (seed 001, §2.3): the pb travels as a message of its own, on a shadow
- * communicator so that no user receive, probe or wildcard ever sees it.
+ * communicator so that no user receive, probe or wildcard ever sees it, sent before the payload
+ * ("separate") or after it ("separate-after").
  *
  * Pairing. Messages from one sender with one tag on one communicator form a stream; MPI
- * matches a stream's payloads in send order (non-overtaking), and the pb messages of the stream
- * on the shadow communicator arrive in the same order. So the k-th payload of a stream to be
+ * matches a stream's payloads in send order (non-overtaking), and the stream's pb messages on
+ * the shadow communicator are matched in send order too. So the k-th payload of a stream to be
  * matched owns the stream's k-th pb, and the layer must take pbs in matching order, not in the
  * order the user completes receives. Among receives that could match the same stream, matching
  * order is post order. So, when a receive completes with (source s, tag t), every receive posted
  * before it on the communicator that could have matched (s, t) is paired first. Such a receive has
  * already been matched (else it would have taken this message), so its completion is certain
  * and near: the layer waits for it with MPI_Request_get_status, which leaves the request to the
- * user. A blocking wait on the pb message is bounded too: its sender started it before the
- * payload. This is what the anchors got wrong (../shared/anchors/piggyback.md §8). */
+ * user. This is what the anchors got wrong (../shared/anchors/piggyback.md §8).
+ *
+ * Posting the pb receive early. As the seed does, a receive that names its source and its tag
+ * posts the receive of its pb on the shadow communicator at once, with the payload's; a wildcard
+ * receive cannot (it learns its stream when it completes), and its pb is received then. The
+ * seed's scheme as it stands, each receive completing the pb receive it posted, breaks where
+ * the two kinds meet: with Irecv(ANY_SOURCE, t) then Irecv(s, t) pending, the first payload of
+ * stream (s, t) goes to the wildcard receive, but its pb to the only pb receive posted, the
+ * specific one's. It breaks too when a specific receive is cancelled after its pb receive took a
+ * pb, which belongs to the payload that a later receive will match. So an early pb receive here
+ * is a prefetch for its stream, not for its receive: the stream's prefetches are received by the
+ * shadow communicator in post order, hence hold the stream's next pbs in order, and each pairing
+ * of the stream, made in matching order as above, takes the oldest prefetch, or, when there is
+ * none, receives the next pb then (no shadow receive of that stream is then pending, so it gets
+ * the next one in order). The k-th pairing thus takes the k-th pb whoever posted its receive, with
+ * wildcard receives pending or not. A cancelled receive withdraws one prefetch of its stream,
+ * the youngest: cancelled if it took nothing yet, else kept, since the pb it holds is that of a
+ * payload a later receive will match (a younger prefetch cannot hold a pb while an older one
+ * waits). Prefetches left at MPI_Finalize or when a communicator is freed are cancelled.
+ *
+ * A wait for a pb is bounded: its sender sends it before the payload, or, for "separate-after",
+ * right after handing the payload to MPI (a blocking send: once it returned, which needs nothing
+ * more of the receiver, who already has the payload). */
 #include <stdlib.h>
 
 #include "pb.h"
 
+/* A pb receive posted early for stream (source, tag), with the pb buffer it receives into. */
+typedef struct prefetch prefetch_t;
+struct prefetch {
+    int source, tag;
+    MPI_Request request;
+    unsigned char *pb;
+    prefetch_t *prev, *next;
+};
+
 typedef struct {
     MPI_Comm shadow;
-    ml_req_t *head, *tail; /* receives not yet paired, in post order */
+    ml_req_t *head, *tail;       /* receives not yet paired, in post order */
+    prefetch_t *oldest, *newest; /* pb receives posted early, in post order */
 } shadow_t;
+
+static void prefetches_cancel(shadow_t *s);
 
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -27,6 +61,7 @@ static int delete_shadow(MPI_Comm comm, int key, void *value, void *extra)
 {
     (void)comm, (void)key, (void)extra;
     shadow_t *s = value;
+    prefetches_cancel(s);
     PMPI_Comm_free(&s->shadow);
     free(s);
     return MPI_SUCCESS;
@@ -68,6 +103,105 @@ void ml_pb_separate_init(void)
     attach_shadow(MPI_COMM_SELF);
 }
 
+/* ---- prefetches: pb receives posted with a receive that names its source and tag -------------- */
+
+static int specific(int source, int tag) { return source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG; }
+
+static void prefetch_post(shadow_t *s, int source, int tag)
+{
+    prefetch_t *p = malloc(sizeof *p);
+    if (!p)
+        ml_pb_fail("out of memory for a piggyback receive");
+    p->source = source;
+    p->tag = tag;
+    p->pb = ml_pb_buffer_get(ml_pb.size);
+    PMPI_Irecv(p->pb, (int)ml_pb.size, MPI_BYTE, source, tag, s->shadow, &p->request);
+    p->next = NULL;
+    p->prev = s->newest;
+    if (s->newest)
+        s->newest->next = p;
+    else
+        s->oldest = p;
+    s->newest = p;
+}
+
+static void prefetch_unlink(shadow_t *s, prefetch_t *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        s->oldest = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    else
+        s->newest = p->prev;
+}
+
+static void prefetch_free(prefetch_t *p)
+{
+    ml_pb_buffer_put(p->pb);
+    free(p);
+}
+
+/* Withdraws the youngest prefetch of stream (source, tag): cancelled, unless it took a pb
+ * already, which a later pairing of the stream will take. */
+static void prefetch_withdraw(shadow_t *s, int source, int tag)
+{
+    for (prefetch_t *p = s->newest; p; p = p->prev)
+        if (p->source == source && p->tag == tag) {
+            MPI_Status status;
+            int cancelled = 0;
+            PMPI_Cancel(&p->request);
+            PMPI_Wait(&p->request, &status);
+            PMPI_Test_cancelled(&status, &cancelled);
+            if (cancelled) {
+                prefetch_unlink(s, p);
+                prefetch_free(p);
+            }
+            return;
+        }
+}
+
+static void prefetches_cancel(shadow_t *s)
+{
+    while (s->oldest) {
+        prefetch_t *p = s->oldest;
+        PMPI_Cancel(&p->request);
+        PMPI_Wait(&p->request, MPI_STATUS_IGNORE);
+        prefetch_unlink(s, p);
+        prefetch_free(p);
+    }
+}
+
+/* The next pb of stream (source, tag), in a pooled buffer: the oldest prefetch's, else received
+ * now. */
+static unsigned char *next_pb(shadow_t *s, int source, int tag)
+{
+    for (prefetch_t *p = s->oldest; p; p = p->next)
+        if (p->source == source && p->tag == tag) {
+            PMPI_Wait(&p->request, MPI_STATUS_IGNORE);
+            prefetch_unlink(s, p);
+            unsigned char *pb = p->pb;
+            free(p);
+            return pb;
+        }
+    unsigned char *pb = ml_pb_buffer_get(ml_pb.size);
+    PMPI_Recv(pb, (int)ml_pb.size, MPI_BYTE, source, tag, s->shadow, MPI_STATUS_IGNORE);
+    return pb;
+}
+
+void ml_pb_separate_expect(MPI_Comm comm, int source, int tag)
+{
+    if (in_use() && source != MPI_PROC_NULL && specific(source, tag))
+        prefetch_post(shadow_of(comm), source, tag);
+}
+
+void ml_pb_separate_unexpect(MPI_Comm comm, int source, int tag)
+{
+    if (in_use() && source != MPI_PROC_NULL && specific(source, tag))
+        prefetch_withdraw(shadow_of(comm), source, tag);
+}
+
 /* ---- pairing ------------------------------------------------------------------------------------ */
 
 void ml_pb_separate_posted(ml_req_t *r)
@@ -83,6 +217,8 @@ void ml_pb_separate_posted(ml_req_t *r)
         s->head = r;
     s->tail = r;
     r->pending = 1;
+    if (specific(r->peer, r->tag))
+        prefetch_post(s, r->peer, r->tag);
 }
 
 static void unlink_pending(shadow_t *s, ml_req_t *r)
@@ -98,6 +234,16 @@ static void unlink_pending(shadow_t *s, ml_req_t *r)
     else
         s->tail = r->pending_prev;
     r->pending = 0;
+}
+
+/* A receive that ended without a message (cancelled): off the list, its prefetch withdrawn. */
+static void forget(shadow_t *s, ml_req_t *r)
+{
+    if (!r || !r->pending)
+        return;
+    unlink_pending(s, r);
+    if (specific(r->peer, r->tag))
+        prefetch_withdraw(s, r->peer, r->tag);
 }
 
 static int could_match(const ml_req_t *q, int source, int tag)
@@ -118,7 +264,7 @@ static void settle(shadow_t *s, ml_req_t *q)
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
     if (cancelled)
-        unlink_pending(s, q);
+        forget(s, q);
     else
         pair(s, q, q->comm, &status);
 }
@@ -137,8 +283,7 @@ static void pair(shadow_t *s, ml_req_t *r, MPI_Comm comm, const MPI_Status *stat
         }
     }
     unlink_pending(s, r);
-    unsigned char *pb = ml_pb_buffer_get(ml_pb.size);
-    PMPI_Recv(pb, (int)ml_pb.size, MPI_BYTE, source, tag, s->shadow, MPI_STATUS_IGNORE);
+    unsigned char *pb = next_pb(s, source, tag);
     MPI_Count bytes = 0;
     PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
     ml_pb_consume(pb, source, tag, comm, (size_t)bytes);
@@ -153,7 +298,7 @@ void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status)
     int cancelled = 0;
     PMPI_Test_cancelled(status, &cancelled);
     if (cancelled)
-        unlink_pending(s, r);
+        forget(s, r);
     else
         pair(s, r, comm, status);
 }
@@ -164,67 +309,28 @@ void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status)
         pair(shadow_of(comm), NULL, comm, status);
 }
 
-/* ---- sends: the pb message goes on its own ---------------------------------------------------
+/* ---- sends: the pb message goes on its own, before or after the payload ---------------------------
  * A send returns when its payload is done, as without the layer: waiting for the pb message too
  * could deadlock a correct program, since its receiver takes it only once it has the payload.
- * So pb messages are left in flight, tested at each completion call, and waited for at
- * MPI_Finalize. */
-
-typedef struct {
-    MPI_Request request;
-    unsigned char *pb;
-} in_flight_t;
-
-static in_flight_t *in_flight;
-static size_t n_in_flight, in_flight_room;
-
-static void in_flight_add(MPI_Request request, unsigned char *pb)
-{
-    if (n_in_flight == in_flight_room) {
-        in_flight_room = in_flight_room ? 2 * in_flight_room : 64;
-        in_flight = realloc(in_flight, in_flight_room * sizeof *in_flight);
-        if (!in_flight)
-            ml_pb_fail("out of memory for piggyback messages in flight");
-    }
-    in_flight[n_in_flight++] = (in_flight_t){request, pb};
-}
-
-void ml_pb_separate_poll(int wait)
-{
-    for (size_t i = 0; i < n_in_flight;) {
-        int done = 1;
-        if (wait)
-            PMPI_Wait(&in_flight[i].request, MPI_STATUS_IGNORE);
-        else
-            PMPI_Test(&in_flight[i].request, &done, MPI_STATUS_IGNORE);
-        if (done) {
-            ml_pb_buffer_put(in_flight[i].pb);
-            in_flight[i] = in_flight[--n_in_flight];
-        } else {
-            i++;
-        }
-    }
-}
+ * So pb messages are left in flight (in_flight.c). */
 
 void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes)
 {
     if (!in_use() || dest == MPI_PROC_NULL)
         return;
-    if (n_in_flight)
-        ml_pb_separate_poll(0);
+    if (ml_pb_n_in_flight)
+        ml_pb_in_flight_poll(0);
     unsigned char *pb = ml_pb_buffer_get(ml_pb.size);
     ml_pb_produce(pb, dest, tag, comm, payload_bytes);
     MPI_Request request;
     PMPI_Isend(pb, (int)ml_pb.size, MPI_BYTE, dest, tag, ml_pb_shadow(comm), &request);
-    in_flight_add(request, pb);
+    ml_pb_in_flight_add(request, pb);
 }
 
 void ml_pb_separate_finalize(void)
 {
     if (!in_use())
         return;
-    ml_pb_separate_poll(1);
-    free(in_flight);
     PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
     PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
     PMPI_Comm_free_keyval(&keyval);

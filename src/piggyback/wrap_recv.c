@@ -15,9 +15,12 @@ int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
+        ml_pb_separate_expect(comm, source, tag);
         int rc = ML_NEXT(MPI_Recv)(buf, count, type, source, tag, comm, st);
         if (rc == MPI_SUCCESS)
             ml_pb_separate_completed(NULL, comm, st);
+        else
+            ml_pb_separate_unexpect(comm, source, tag);
         return rc;
     }
     int rc;
@@ -61,12 +64,35 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
         else
             PMPI_Type_free(&wire_type);
     }
-    if (ml_req_record(r, rc, *request, !persistent) == MPI_SUCCESS && !persistent)
+    if (ml_req_record(r, rc, *request, !persistent) == MPI_SUCCESS && !persistent && separate())
         ml_pb_separate_posted(r);
     return rc;
 }
 
 /* ---- Sendrecv and Sendrecv_replace -------------------------------------------------------------- */
+
+/* The separate method around a Sendrecv: before it, the pb message ("separate" only) and the
+ * early pb receive; after it, the pb message ("separate-after") and then the pairing, whose wait
+ * for the peer's pb is bounded because every rank sends its own first. */
+static void separate_before(int dest, int sendtag, MPI_Comm comm, size_t bytes, int source, int recvtag)
+{
+    if (!ml_pb_separate_after())
+        ml_pb_separate_send(dest, sendtag, comm, bytes);
+    ml_pb_separate_expect(comm, source, recvtag);
+}
+
+static void separate_after(int rc, int dest, int sendtag, MPI_Comm comm, size_t bytes, int source, int recvtag,
+                           MPI_Status *status)
+{
+    if (rc != MPI_SUCCESS) {
+        ml_pb_separate_unexpect(comm, source, recvtag);
+        return;
+    }
+    if (ml_pb_separate_after())
+        ml_pb_separate_send(dest, sendtag, comm, bytes);
+    if (source != MPI_PROC_NULL)
+        ml_pb_separate_completed(NULL, comm, status);
+}
 
 int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -77,11 +103,11 @@ int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
-        ml_pb_separate_send(dest, sendtag, comm, ml_pb_payload_bytes(sendcount, sendtype));
+        size_t bytes = ml_pb_payload_bytes(sendcount, sendtype);
+        separate_before(dest, sendtag, comm, bytes, source, recvtag);
         int rc = ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                                        source, recvtag, comm, st);
-        if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-            ml_pb_separate_completed(NULL, comm, st);
+        separate_after(rc, dest, sendtag, comm, bytes, source, recvtag, st);
         return rc;
     }
     ml_req_t out = {.kind = REQ_SEND, .blocking = 1}, in = {.kind = REQ_RECV, .blocking = 1};
@@ -119,10 +145,10 @@ int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, in
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
-        ml_pb_separate_send(dest, sendtag, comm, ml_pb_payload_bytes(count, type));
+        size_t bytes = ml_pb_payload_bytes(count, type);
+        separate_before(dest, sendtag, comm, bytes, source, recvtag);
         int rc = ML_NEXT(MPI_Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, st);
-        if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-            ml_pb_separate_completed(NULL, comm, st);
+        separate_after(rc, dest, sendtag, comm, bytes, source, recvtag, st);
         return rc;
     }
     ml_req_t out = {.kind = REQ_SEND, .blocking = 1, .staged = 1};

@@ -1,8 +1,21 @@
 /* Sends: Send, Bsend, Ssend, Rsend, their I-forms and their persistent *_init forms. Each carries
  * its pb by the method in force; the mode (standard, buffered, synchronous, ready) is that of
  * the user's payload. Under the separate method the pb message is a standard-mode one of the
- * layer's own, left in flight (separate.c says why). Buffered sends of an in-band method need room for the pb in the attached buffer
- * (docs/piggyback.md, "Limits"). */
+ * layer's own, left in flight (in_flight.c), sent before or after the payload as the method
+ * says; the payload keeps its mode, so a buffered one takes from the attached buffer exactly
+ * what it would without the layer.
+ *
+ * Buffered sends of the in-band methods. The program attached what the standard says its
+ * messages need (MPI_Pack_size of each plus MPI_BSEND_OVERHEAD), with no room for P more bytes a
+ * message, and MPI allows one attached buffer per process. So the layer makes them buffered
+ * sends of its own: it copies pb and payload into a pooled buffer (the staging of the pack
+ * methods) and sends that with a standard-mode MPI_Isend, left in flight until done. The call
+ * returns at once and the program's buffer is free again, as MPI_Bsend promises; the message
+ * keeps its place in its stream, since it is sent when the program's call is made. The program's
+ * MPI_Ibsend gets a request that is complete at once (an MPI_Isend to MPI_PROC_NULL), its
+ * MPI_Bsend_init one that is at each start (an MPI_Send_init to MPI_PROC_NULL): the layer makes
+ * its copy at each MPI_Start. The program's attached buffer is not used; one too small for its
+ * messages is then not refused. */
 #include "hooks.h"
 
 static int next_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
@@ -51,8 +64,12 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
     ml_req_describe(&r, buf, count, type, dest, tag, comm);
     MPI_Datatype wire_type = MPI_DATATYPE_NULL;
     if (ml_pb.method->mechanism == PB_SEPARATE) {
-        ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+        int after = ml_pb_separate_after();
+        if (!after)
+            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
         rc = next_send(mode, buf, count, type, dest, tag, comm);
+        if (after && rc == MPI_SUCCESS)
+            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
     } else {
         const void *wire_buf;
         int wire_count;
@@ -62,6 +79,55 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
     }
     ml_pb_release(&r, &wire_type);
     return rc;
+}
+
+/* An in-band method's buffered send, made the layer's own: a copy of pb and payload sent in
+ * standard mode and left in flight. */
+static int buffered_copy(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (ml_pb_n_in_flight)
+        ml_pb_in_flight_poll(0);
+    ml_req_t r = {.kind = REQ_SEND, .blocking = 1, .staged = 1};
+    ml_req_describe(&r, buf, count, type, dest, tag, comm);
+    const void *wire_buf;
+    int wire_count;
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL;
+    MPI_Request request;
+    int rc = ml_pb_send_prepare(&r, &wire_buf, &wire_count, &wire_type);
+    if (rc == MPI_SUCCESS)
+        rc = ML_NEXT(MPI_Isend)(wire_buf, wire_count, wire_type, dest, tag, comm, &request);
+    if (rc == MPI_SUCCESS) {
+        ml_pb_in_flight_add(request, r.staging);
+        r.staging = NULL;
+    }
+    ml_pb_release(&r, &wire_type);
+    return rc;
+}
+
+static int buffered_by_layer(int dest) { return !passes_through(dest) && ml_pb.method->mechanism != PB_SEPARATE; }
+
+int ml_pb_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (!buffered_by_layer(dest))
+        return ml_pb_send_blocking(MODE_BUFFERED, buf, count, type, dest, tag, comm);
+    return buffered_copy(buf, count, type, dest, tag, comm);
+}
+
+int ml_pb_buffered_request(int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    if (!buffered_by_layer(dest))
+        return ml_pb_send_request(MODE_BUFFERED, persistent, buf, count, type, dest, tag, comm, request);
+    if (!persistent) {
+        int rc = buffered_copy(buf, count, type, dest, tag, comm);
+        return rc == MPI_SUCCESS ? PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request) : rc;
+    }
+    ml_req_t *r = ml_req_new(REQ_SEND);
+    ml_req_describe(r, buf, count, type, dest, tag, comm);
+    r->persistent = 1;
+    r->send_mode = MODE_BUFFERED;
+    int rc = PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request);
+    return ml_req_record(r, rc, *request, 0);
 }
 
 /* A nonblocking send (`persistent`: its *_init form), recorded under the user's handle. */
@@ -80,8 +146,12 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
         if (persistent) { /* its pb message goes at each start */
             rc = next_send_init(mode, buf, count, type, dest, tag, comm, request);
         } else {
-            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+            int after = ml_pb_separate_after();
+            if (!after)
+                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
             rc = next_isend(mode, buf, count, type, dest, tag, comm, request);
+            if (after && rc == MPI_SUCCESS)
+                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
         }
     } else {
         const void *wire_buf;
@@ -101,11 +171,13 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
     return ml_req_record(r, rc, *request, !persistent);
 }
 
-/* A persistent send being started: its pb produced now, and packed again with the payload. */
+/* A persistent send being started: its pb produced now, and packed again with the payload; a
+ * buffered one of an in-band method copied and sent by the layer. */
 int ml_pb_send_start(ml_req_t *r)
 {
     if (ml_pb.method->mechanism != PB_SEPARATE)
-        return ml_pb_send_restart(r);
+        return r->send_mode == MODE_BUFFERED ? buffered_copy(r->buf, r->count, r->type, r->peer, r->tag, r->comm)
+                                             : ml_pb_send_restart(r);
     ml_pb_separate_send(r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type));
     return MPI_SUCCESS;
 }

@@ -4,6 +4,8 @@
 #   passes its own checks without the layer and under every method, with the check driver
 #   verifying every piggyback: the count it verified is the number of messages the program
 #   received, with no error, at a small and at a large pb size;
+# - so does pb_buffered, whose buffered sends (Bsend, Ibsend, Bsend_init) have exactly the
+#   attached buffer the MPI standard requires: the layer's additions must not come out of it;
 # - so does pb_pingpong, a ping-pong written in Fortran, through the layer's Fortran entry points
 #   (FORTRAN_PROGRAM "-" where this MPI has no Fortran interface);
 # - so does pb_large_count through MPI-4's large-count forms, whose counts above INT_MAX the layer
@@ -12,13 +14,13 @@
 #   specific and with wildcard receives, every message's pb verified;
 # - the lamport driver gives the clocks a token ring must end with;
 # - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
-#   asking for MPI_THREAD_MULTIPLE is told what it gets.
-# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM SWEEP CG FORTRAN_PROGRAM
-#                         LARGE_PROGRAM NP LAUNCHER [ARGS...]
+#   asking for MPI_THREAD_MULTIPLE is told what it gets, in one line, and MPI_Query_thread agrees.
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM BUFFERED_PROGRAM SWEEP CG
+#                         FORTRAN_PROGRAM LARGE_PROGRAM NP LAUNCHER [ARGS...]
 set -u
 # shellcheck disable=SC2034 # sweep and cg are read by name, as ${!app}
-library=$1 calls=$2 ring=$3 threads=$4 sweep=$5 cg=$6 fortran=$7 large=$8 np=$9
-shift 9
+library=$1 calls=$2 ring=$3 threads=$4 buffered=$5 sweep=$6 cg=$7 fortran=$8 large=$9 np=${10}
+shift 10
 launch=("$@")
 . "$(dirname "$0")/../testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
@@ -50,10 +52,19 @@ check_calls() { # check_calls NAME: the program passed and the driver verified e
 
 run calls_none none 0 none "$calls"
 check_calls calls_none none
-for method in pack-before pack-after datatype-before datatype-after separate auto; do
+for method in pack-before pack-after datatype-before datatype-after separate separate-after auto; do
   for pb_size in 24 4096; do
     run "calls_${method}_$pb_size" "$method" "$pb_size" check "$calls"
     check_calls "calls_${method}_$pb_size" "$method"
+  done
+done
+
+run buffered_none none 0 none "$buffered"
+check_calls buffered_none none
+for method in pack-before pack-after datatype-before datatype-after separate separate-after auto; do
+  for pb_size in 24 4096; do
+    run "buffered_${method}_$pb_size" "$method" "$pb_size" check "$buffered"
+    check_calls "buffered_${method}_$pb_size" "$method"
   done
 done
 
@@ -127,8 +138,10 @@ if [ "$np" = 2 ]; then
   expect_refusal small_check 'the check driver needs MPILENS_PB_SIZE of at least 24 bytes' pack-before 4 check
   run threads datatype-before 24 check "$threads"
   [ "$(cat "$work/threads.status")" = 0 ] || fail "threads: $(tail -3 "$work/threads.err")"
-  grep -q "supports up to MPI_THREAD_SERIALIZED" "$work/threads.err" || fail "threads: no message about the thread level"
+  [ "$(grep -c "supports up to MPI_THREAD_SERIALIZED" "$work/threads.err")" = 1 ] ||
+    fail "threads: not one line about the thread level: $(grep -c "MPI_THREAD_SERIALIZED" "$work/threads.err")"
   grep -q "^provided SERIALIZED" "$work/threads.out" || fail "threads: $(cat "$work/threads.out")"
+  grep -q "MPI_Query_thread says otherwise" "$work/threads.out" && fail "threads: MPI_Query_thread disagrees with provided"
   # auto reads its threshold for this library from its file, and refuses a bad one
   mpi_library=$(sed -n 's/^library //p' "$work/threads.out")
   printf 'Some Other MPI 1.0\t64\n%s\t1024\n' "$mpi_library" >"$MPILENS_PB_AUTO_FILE"
