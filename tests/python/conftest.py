@@ -255,3 +255,11 @@ def report_page(members: list, out: Path, heading: str) -> tuple:
     for sentence in report.findings(members):
         assert html.escape(sentence) in page
     return page, sorted(p.name for p in (out / "plots").iterdir())
+
+
+def assert_warned_once(sentences, start, detail):
+    """A diagnosis that opens with the warning `start...`, which says `detail`, and says it in no
+    later sentence: an invalid point is named once, and never counted as a finding."""
+    assert sentences[0].startswith(start), sentences[0]
+    assert detail in sentences[0]
+    assert not any(detail in sentence for sentence in sentences[1:])
