@@ -5,7 +5,18 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from ..markup import Markup, element, join, table
 from ..results import Run
@@ -17,6 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
 DPI = 110
 # Ticks, legends and panel labels of the families' multi-panel figures.
@@ -227,3 +239,99 @@ def ratio_axis(axes: Axes, values: Sequence[float], keep_in_view: Sequence[float
         elif keep_in_view:
             axes.set_ylim(low, high)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+# --- invalid points ------------------------------------------------------------------------------
+# A number that cannot be true (the analysis says why) is never drawn as a measurement: points
+# are grey hollow markers at their measured value, or on the bottom edge of the panel when the
+# axis cannot show it (at or below 0 on a log axis); bars and cells dark grey, cross-hatched.
+# Every such artist has the gid INVALID_GID, and each reason one legend entry, "invalid: why".
+INVALID_GID = "invalid"
+INVALID_FACE, INVALID_HATCH, INVALID_EDGE = "0.45", "xx", "0.15"
+INVALID_MARKER = "o"
+INVALID_HEADING = "Invalid points"
+
+
+def invalid_label(reason: str) -> str:
+    """The legend entry of one reason."""
+    return f"invalid: {reason}"
+
+
+def invalid_patch() -> Patch:
+    """The legend key of invalid bars and cells."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=INVALID_FACE, edgecolor=INVALID_EDGE, hatch=INVALID_HATCH)
+
+
+def invalid_handles(reasons: Iterable[str]) -> Dict[str, Patch]:
+    """One legend entry per distinct reason, in the invalid bars' and cells' look."""
+    return {invalid_label(reason): invalid_patch() for reason in dict.fromkeys(reasons)}
+
+
+def _invalid_line(axes: Axes, xs: Sequence[float], ys: Sequence[float], **extra: Any) -> Line2D:
+    (line,) = axes.plot(
+        xs,
+        ys,
+        linestyle="",
+        marker=INVALID_MARKER,
+        markersize=6,
+        markerfacecolor="none",
+        markeredgecolor=INVALID_FACE,
+        markeredgewidth=1.4,
+        zorder=4,
+        gid=INVALID_GID,
+        **extra,
+    )
+    return line
+
+
+def invalid_markers(
+    axes: Axes, points: Sequence[Tuple[float, Optional[float]]]
+) -> Optional[Line2D]:
+    """The invalid points (x, measured value) of a panel whose axes' scales are set: at their
+    value when the y axis can show it, else on the panel's bottom edge (None: no value). Returns
+    an artist for the legend, None when there is no point."""
+    from matplotlib.transforms import blended_transform_factory
+
+    log_x, log_y = axes.get_xscale() == "log", axes.get_yscale() == "log"
+    shown = [(x, y) for x, y in points if not (log_x and x <= 0)]
+    inside = [
+        (x, y) for x, y in shown if y is not None and math.isfinite(y) and not (log_y and y <= 0)
+    ]
+    edge = [x for x, y in shown if (x, y) not in inside]
+    drawn: Optional[Line2D] = None
+    if inside:
+        drawn = _invalid_line(axes, *zip(*inside))
+    if edge:
+        line = _invalid_line(
+            axes,
+            edge,
+            [0.0] * len(edge),
+            transform=blended_transform_factory(axes.transData, axes.transAxes),
+            clip_on=False,
+        )
+        drawn = drawn or line
+    return drawn
+
+
+def invalid_bar(axes: Axes, x: float, height: float, width: float) -> Artist:
+    """An invalid bar at its measured height (0 when it has none), dark grey, cross-hatched."""
+    bars = axes.bar(
+        [x],
+        [height],
+        width=width,
+        color=INVALID_FACE,
+        edgecolor=INVALID_EDGE,
+        linewidth=0,
+        hatch=INVALID_HATCH,
+        gid=INVALID_GID,
+        zorder=2,
+    )
+    return bars.patches[0]
+
+
+def invalid_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> List[Part]:
+    """A section's table of its invalid points, each row ending with its reason; nothing when
+    there is none."""
+    return headed_table(INVALID_HEADING, [*header, "reason"], rows)

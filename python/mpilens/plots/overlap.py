@@ -12,7 +12,19 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
-from .common import SMALL_FONT, diagnosis_part, headed_table, literal, new_figure, to_plot
+from .common import (
+    INVALID_EDGE,
+    INVALID_FACE,
+    INVALID_GID,
+    INVALID_HATCH,
+    SMALL_FONT,
+    diagnosis_part,
+    headed_table,
+    invalid_handles,
+    literal,
+    new_figure,
+    to_plot,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -21,7 +33,6 @@ if TYPE_CHECKING:
     from matplotlib.colorbar import Colorbar
     from matplotlib.colors import Colormap
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
 
 TITLE = "Overlap of communication and computation"
 
@@ -42,10 +53,9 @@ MISSING = "0.8"  # cells with no measured point: grey, distinct from every colou
 FADE = (1.0, 1.0, 1.0, 0.45)
 HATCH, HATCH_COLOUR = "//", "0.35"
 UNDETERMINED_GID = "undetermined"
-# Invalid cells (overlap.Grid.invalid): their colour hidden under a dark grey, cross-hatched, so
-# that no impossible ratio is read as overlap; each reason gets a legend entry.
-INVALID_FACE, INVALID_HATCH, INVALID_HATCH_COLOUR = "0.45", "xx", "0.15"
-INVALID_GID = "invalid"
+# Invalid cells (overlap.Grid.invalid): their colour hidden under common's invalid look (dark
+# grey, cross-hatched), so that no impossible ratio is read as overlap; each reason gets a legend
+# entry.
 MAX_TICKS = 6
 PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
 
@@ -212,19 +222,7 @@ class CellMark:
 
 
 UNDETERMINED = CellMark(FADE, HATCH_COLOUR, HATCH, UNDETERMINED_GID)
-INVALID = CellMark(INVALID_FACE, INVALID_HATCH_COLOUR, INVALID_HATCH, INVALID_GID)
-
-
-def invalid_handles(reasons: Sequence[str]) -> Dict[str, Patch]:
-    """One legend entry per reason, "invalid: <reason>", in the invalid cells' look."""
-    from matplotlib.patches import Patch
-
-    return {
-        f"invalid: {reason}": Patch(
-            facecolor=INVALID_FACE, edgecolor=INVALID_HATCH_COLOUR, hatch=INVALID_HATCH
-        )
-        for reason in reasons
-    }
+INVALID = CellMark(INVALID_FACE, INVALID_EDGE, INVALID_HATCH, INVALID_GID)
 
 
 def _mark_cells(
@@ -321,7 +319,7 @@ def map_figure(grid: overlap.Grid) -> Figure:
 
 def _invalid_legend(figure: Figure, reasons: Iterable[str]) -> None:
     """The legend of the invalid cells, below the maps, when there are any."""
-    handles = invalid_handles(list(dict.fromkeys(reasons)))
+    handles = invalid_handles(reasons)
     if handles:
         figure.legend(
             list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT
