@@ -161,3 +161,44 @@ def test_report_page_when_the_family_is_registered(whole, tmp_path):
         pytest.skip("the progress family is not registered yet")
     _, written = report_page(whole.members, tmp_path / "out", "Progression cost")
     assert written == ["progress-interrupts.png", "progress-intervals.png", "progress-overhead.png"]
+
+
+# --- invalid points --------------------------------------------------------------------------------
+
+def invalid_run():
+    """The library alone at point-to-point, its work-based t_o at 4 MiB -5 µs, up to -4 µs."""
+    from test_progress_analysis import overhead_point, t_b
+
+    points = setting_points(pg.NONE, ops=("p2p",), tests=False)
+    broken = overhead_point("p2p", "work", SIZES[-1], -5000.0, t_b("p2p", SIZES[-1]),
+                            noise=1000.0)
+    return progress_run(pg.NONE, [broken if p["key"] == broken["key"] else p for p in points])
+
+
+def legend_texts(figure) -> list:
+    return [text.get_text() for axes in figure.axes if axes.get_legend()
+            for text in axes.get_legend().get_texts()]
+
+
+def test_invalid_point_drawn_on_the_edge_with_its_reason():
+    run = invalid_run()
+    invalid = pg.impossible_measures(run)
+    figure = plots.overhead_figure(pg.measurements(run), invalid)
+    time_based, work_based = figure.axes
+    assert not by_gid(time_based.lines, "invalid")
+    (mark,) = by_gid(work_based.lines, "invalid")
+    assert list(mark.get_xdata()) == [SIZES[-1]] and list(mark.get_ydata()) == [0.0]
+    assert mark.get_markerfacecolor() == "none" and not mark.get_clip_on()
+    assert f"invalid: {plots.INVALID_REASON}" in legend_texts(figure)
+    assert "Grey hollow circles" in plots.overhead_caption(pg.measurements(run), invalid)
+    text = text_of(plots.render(run).parts)
+    assert "<h3>Invalid points</h3>" in text
+    assert (f"<tr><td>point-to-point</td><td>work</td><td>none</td><td>none</td><td>4 MiB</td>"
+            f"<td>-5 µs</td><td>-4 µs</td><td>{plots.INVALID_REASON}</td></tr>") in text
+
+
+def test_valid_run_has_no_invalid_mark_legend_nor_table(whole, section):
+    figure = plots.overhead_figure(pg.measurements(whole), pg.impossible_measures(whole))
+    assert not any(by_gid(axes.lines, "invalid") for axes in figure.axes)
+    assert not any(text.startswith("invalid:") for text in legend_texts(figure))
+    assert "Invalid points" not in text_of(section.parts)

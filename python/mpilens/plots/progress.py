@@ -16,6 +16,9 @@ from .common import (
     Comparison,
     decorate,
     diagnosis_part,
+    invalid_label,
+    invalid_markers,
+    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -61,6 +64,8 @@ PANEL = (4.2, 3.0)
 LOG_RANGE = 4.0
 KIND_TEXTS = {"time": "time-based", "work": "work-based"}
 GID_REFERENCE = "t_b"
+# pg.impossible_measures: an overhead or blocking time below 0 beyond the noise of its repetitions.
+INVALID_REASON = "time below 0 beyond noise"
 
 
 def styles(names: Sequence[str]) -> Dict[str, Tuple[str, str]]:
@@ -115,6 +120,19 @@ def left_out(found: pg.Found) -> int:
     )
 
 
+Invalid = Sequence[Tuple[pg.Key, int, pg.Measure]]
+
+
+def _invalid_in_panel(invalid: Invalid, operation: str, kind: str) -> List[Tuple[float, float]]:
+    """(size, t_o) of the invalid points that belong on a curve of the panel."""
+    return [
+        (size, measure.value)
+        for key, size, measure in invalid
+        if (key.operation, key.kind) == (operation, kind)
+        and key.strategy in (pg.NONE, pg.TEST_BEST)
+    ]
+
+
 def _overhead_panel(
     axes: Axes,
     found: pg.Found,
@@ -122,6 +140,7 @@ def _overhead_panel(
     kind: str,
     look: Mapping[str, Tuple[str, str]],
     handles: Dict[str, Artist],
+    invalid: Invalid = (),
 ) -> None:
     values: List[float] = []
     for name, curve in pg.overhead_curves(found, operation, kind).items():
@@ -138,12 +157,17 @@ def _overhead_panel(
         values += [value for _, value in reference]
     size_axis(axes)
     _time_axis(axes, values, log=bool(values))
+    # Below 0, they stand on the bottom edge of a logarithmic panel.
+    drawn = invalid_markers(axes, _invalid_in_panel(invalid, operation, kind))
+    if drawn is not None:
+        handles.setdefault(invalid_label(INVALID_REASON), drawn)
     decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
 
 
-def overhead_figure(found: pg.Found) -> Optional[Figure]:
+def overhead_figure(found: pg.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """Seed figures 7 to 10: t_o against the message size, one row per operation, time-based and
-    work-based side by side; one curve per strategy and setting, t_b dashed."""
+    work-based side by side; one curve per strategy and setting, t_b dashed; the invalid points
+    (pg.impossible_measures) grey and hollow."""
     operations, kinds = _panels(found)
     if not operations:
         return None
@@ -153,14 +177,14 @@ def overhead_figure(found: pg.Found) -> Optional[Figure]:
     for row, operation in zip(grid, operations):
         for axes, kind in zip(row, kinds):
             if kind in pg.kinds_measured(found, operation):
-                _overhead_panel(axes, found, operation, kind, look, handles)
+                _overhead_panel(axes, found, operation, kind, look, handles, invalid)
             else:
                 axes.set_axis_off()
     legend_beside(grid[0][-1], handles)
     return figure
 
 
-def overhead_caption(found: pg.Found) -> str:
+def overhead_caption(found: pg.Found, invalid: Invalid = ()) -> str:
     caption = (
         "The overhead t_o, the CPU time the program loses to communication, against the "
         "message size (seed 002 figures 7 to 10). Time-based: the time inside MPI calls while "
@@ -177,7 +201,33 @@ def overhead_caption(found: pg.Found) -> str:
             "overheads within noise of zero) or at size 0 cannot be drawn on "
             "logarithmic axes and are left out; the tables give them."
         )
+    if invalid:
+        caption += (
+            " Grey hollow circles on the bottom edge: invalid points, a time below 0 beyond the "
+            "noise of its repetitions, which no progress can give (the table of invalid points "
+            "gives them)."
+        )
     return caption
+
+
+def invalid_part(run: Run) -> List[Part]:
+    """The table of the invalid points, when there are any."""
+    return invalid_table(
+        ["operation", "kind", "setting", "strategy", "size", "figure", "its interval up to"],
+        [
+            [
+                pg.title(key.operation),
+                key.kind or pg.BLOCKING,
+                key.setting,
+                key.strategy,
+                format_size(size),
+                format_time(measure.value),
+                format_time(measure.high),
+                INVALID_REASON,
+            ]
+            for key, size, measure in pg.impossible_measures(run)
+        ],
+    )
 
 
 # --- MPI_Test intervals --------------------------------------------------------------------------
@@ -499,10 +549,13 @@ def _measured_parts(run: Run, found: pg.Found) -> List[Part]:
     figure, then its tables; each only when measured (when it has a table)."""
     parts: List[Part] = []
     largest = overhead_table(found)
+    invalid = pg.impossible_measures(run)
     if largest is not None:
         parts += [
             element("h3", "Overhead against message size"),
-            *plot_part(overhead_figure(found), "overhead", overhead_caption(found)),
+            *plot_part(
+                overhead_figure(found, invalid), "overhead", overhead_caption(found, invalid)
+            ),
             element("h4", "Overhead at the largest size"),
             largest,
             details("every size", overhead_table(found, every_size=True)),
@@ -528,8 +581,9 @@ def render(run: Run) -> ReportSection:
     found = pg.measurements(run)
     parts = diagnosis_part(pg.diagnose(run))
     if not found and not pg.interrupts(run):
-        return unmeasured_section(TITLE, parts, "progress measurement")
+        return unmeasured_section(TITLE, parts + invalid_part(run), "progress measurement")
     parts += _measured_parts(run, found)
+    parts += invalid_part(run)
     parts += [
         element("h3", "Progress settings"),
         settings_table(run),
