@@ -16,7 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../mpitest.h"
+#define PBTEST_STRIDE 1000000
+#include "pbtest.h"
 
 /* Messages beyond the libraries' eager limits stay in the buffer until their receive is posted;
  * the small ones come last, so that none has left the buffer when they need their room. */
@@ -25,22 +26,6 @@ static const int counts[N] = {40000, MAX_COUNT, 20000, 1500, 7, 1, 0};
 
 static int rank, size, right, left;
 static long received_messages;
-
-static int value(int message, int i) { return message * 1000000 + i; }
-
-static void fill(int *buf, int n, int message)
-{
-    for (int i = 0; i < n; i++)
-        buf[i] = value(message, i);
-}
-
-static int holds(const int *buf, int n, int message)
-{
-    for (int i = 0; i < n; i++)
-        if (buf[i] != value(message, i))
-            return 0;
-    return 1;
-}
 
 /* A send that fails ends the job: its receiver would wait for ever. */
 static void sent(int rc, const char *what, int message)

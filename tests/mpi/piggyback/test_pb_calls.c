@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mpitest.h"
+#define PBTEST_STRIDE 1000
+#include "pbtest.h"
 
 /* MPICH defines MPI_STATUSES_IGNORE as the address 1, which GCC takes for an empty array. */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
@@ -21,22 +22,6 @@ static int rank, size;
  * traffic on MPI_COMM_WORLD; the other ranks have a communicator of their own. */
 static MPI_Comm pair;
 static long received_messages; /* receives that brought a message from another rank */
-
-static int value(int message, int i) { return message * 1000 + i; }
-
-static void fill(int *buf, int n, int message)
-{
-    for (int i = 0; i < n; i++)
-        buf[i] = value(message, i);
-}
-
-static int holds(const int *buf, int n, int message)
-{
-    for (int i = 0; i < n; i++)
-        if (buf[i] != value(message, i))
-            return 0;
-    return 1;
-}
 
 static int count_of(const MPI_Status *st, MPI_Datatype type)
 {
@@ -381,7 +366,7 @@ static void counts_and_datatypes(void)
         MPI_Recv(flat, 20, MPI_INT, 1, 70, pair, &st);
         CHECK(count_of(&st, MPI_INT) == 10);
         for (int i = 0; i < 10; i++)
-            CHECK(flat[i] == value(700, 2 * i));
+            CHECK(flat[i] == pbtest_value(700, 2 * i));
         MPI_Count elements = -1;
         MPI_Get_elements_x(&st, MPI_INT, &elements);
         CHECK(elements == 10);
