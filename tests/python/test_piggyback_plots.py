@@ -9,7 +9,7 @@ from mpilens import report
 from mpilens.analysis import piggyback as pb
 from mpilens.plots import piggyback as plots
 from conftest import report_page
-from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of
+from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of, text_of
 from test_piggyback_analysis import SIZES, apps_run, pb_run, study, sweep_points
 
 
@@ -102,3 +102,39 @@ def test_report_and_comparison_pages(whole, tmp_path):
     parts = plots.compare_parts(whole, other, ("laptop", "cluster"))
     (plot,) = plots_of(parts)
     assert_drawn(plot.png)
+
+
+# --- invalid points --------------------------------------------------------------------------------
+
+def legend_texts(figure) -> list:
+    return [text.get_text() for axes in figure.axes if axes.get_legend()
+            for text in axes.get_legend().get_texts()]
+
+
+def test_invalid_point_drawn_grey_with_its_reason_and_listed():
+    from test_piggyback_analysis import floor_run
+
+    run = floor_run(700.0, 0.01)  # pack-before 30% faster than no layer at 1 KiB, beyond noise
+    invalid = pb.below_floor_figures(run)
+    assert invalid == [(pb.Config("latency", "specific", "pack-before", 4), 1024, 700.0)]
+    figure = plots.sizes_figure(pb.measurements(run), invalid)
+    (axes,) = figure.axes
+    (mark,) = by_gid(axes.lines, "invalid")
+    assert list(mark.get_xdata()) == [1024] and list(mark.get_ydata()) == [700.0]
+    assert mark.get_markerfacecolor() == "none"
+    assert legend_texts(figure) == ["no layer", f"invalid: {plots.INVALID_REASON}"]
+    section = plots.render(run)
+    text = drawn_section_text(section, "Piggyback cost", ["sizes"])
+    assert "<h3>Invalid points</h3>" in text
+    assert ("<tr><td>latency</td><td>specific</td><td>pack-before</td><td>4 B</td>"
+            f"<td>1 KiB</td><td>700 ns</td><td>{plots.INVALID_REASON}</td></tr>") in text
+
+
+def test_valid_run_has_no_invalid_mark_legend_nor_table(whole, section):
+    invalid = pb.below_floor_figures(whole)
+    assert invalid == []
+    for draw in (plots.sizes_figure, plots.ratios_figure, plots.pb_figure):
+        figure = draw(pb.measurements(whole), invalid)
+        assert not any(by_gid(axes.lines, "invalid") for axes in figure.axes)
+        assert not any(text.startswith("invalid:") for text in legend_texts(figure))
+    assert "Invalid points" not in text_of(section.parts)

@@ -197,6 +197,16 @@ def below_floor(run: Run) -> List[Tuple[Config, int]]:
     return found
 
 
+def below_floor_figures(run: Run) -> List[Tuple[Config, int, float]]:
+    """below_floor's points with their figures, for the plots."""
+    impossible = set(below_floor(run))
+    return [
+        (config, size, figure)
+        for config, size, point in _located(run)
+        if (config, size) in impossible and (figure := value(point)) is not None
+    ]
+
+
 def measurements(run: Run) -> Found:
     """configuration → message size → figure, for every point-to-point point with a figure, but
     those below the no-layer floor (below_floor)."""

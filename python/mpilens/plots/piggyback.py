@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from ..analysis import piggyback as pb
 from ..markup import Markup, details, element, table
 from ..results import Run, record_object
-from ..section import ReportSection
+from ..section import Part, ReportSection
 from ..units import format_size, format_time
 from .common import (
     SMALL_FONT,
@@ -17,6 +17,9 @@ from .common import (
     decorate,
     diagnosis_part,
     headed_plot,
+    invalid_label,
+    invalid_markers,
+    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -107,16 +110,36 @@ def _line(axes: Axes, method: str, points: Sequence[Tuple[float, float]], **extr
 
 
 BENCH_TITLES = {pb.LATENCY: "latency (one way)", pb.BANDWIDTH: "bandwidth"}
+# pb.below_floor: the layer faster than the library alone beyond the noise of both.
+INVALID_REASON = "faster than no layer beyond noise"
+Invalid = Sequence[Tuple[pb.Config, int, float]]
+
+
+def _draw_invalid(
+    axes: Axes, points: Sequence[Tuple[float, Optional[float]]], handles: Dict[str, Artist]
+) -> None:
+    """The panel's invalid points, once its axes are set, with their legend entry."""
+    drawn = invalid_markers(axes, points)
+    if drawn is not None:
+        handles.setdefault(invalid_label(INVALID_REASON), drawn)
+
+
+def _at_main_pb(invalid: Invalid, bench: str, recv: str) -> List[Tuple[int, float]]:
+    """(message size, figure) of the invalid points of a panel of the 4-byte pb."""
+    here = (bench, recv, pb.MAIN_PB_SIZE)
+    return [(size, figure) for c, size, figure in invalid if (c.bench, c.recv, c.pb_size) == here]
 
 
 def _method_grid(
     found: pb.Found,
     curves_of: Callable[[pb.Found, str, str], Dict],
     finish_panel: Callable[[Axes, str, str, List[float], Dict[str, Artist]], None],
+    invalid_of: Callable[[str, str], List[Tuple[float, Optional[float]]]] = lambda b, r: [],
 ) -> Optional[Figure]:
     """One panel per benchmark (rows) and kind of receive (columns) that has curves, each
     method's curve drawn in it; finish_panel(axes, bench, recv, values drawn, legend handles)
-    adds its axes and decorations. None when there is nothing to draw."""
+    adds its axes and decorations; invalid_of(bench, recv), the panel's invalid points. None
+    when there is nothing to draw."""
     recvs = pb.recvs_measured(found)
     benches = [
         bench
@@ -136,13 +159,15 @@ def _method_grid(
                     handles.setdefault(_label(method), _line(axes, method, points))
                     values += [y for _, y in points]
             finish_panel(axes, bench, recv, values, handles)
+            _draw_invalid(axes, invalid_of(bench, recv), handles)
     legend_beside(grid[0][-1], handles)
     return figure
 
 
-def sizes_figure(found: pb.Found) -> Optional[Figure]:
+def sizes_figure(found: pb.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """Seed figure 2: latency and bandwidth against the message size, one curve per method with
-    the 4-byte pb and the library alone; one column per kind of receive."""
+    the 4-byte pb and the library alone; one column per kind of receive; the invalid points
+    (pb.below_floor_figures) grey and hollow."""
 
     def finish(
         axes: Axes, bench: str, recv: str, values: List[float], handles: Dict[str, Artist]
@@ -151,10 +176,13 @@ def sizes_figure(found: pb.Found) -> Optional[Figure]:
             axes, bench, values, f"{BENCH_TITLES[bench]}, {recv} receives", "message size"
         )
 
-    return _method_grid(found, pb.size_curves, finish)
+    def invalid_of(bench: str, recv: str) -> List[Tuple[float, Optional[float]]]:
+        return list(_at_main_pb(invalid, bench, recv))
+
+    return _method_grid(found, pb.size_curves, finish, invalid_of)
 
 
-def ratios_figure(found: pb.Found) -> Optional[Figure]:
+def ratios_figure(found: pb.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """Each method's figure over the library's at the same size: latency ratios above 1 and
     bandwidth ratios below 1 are the cost; auto's goal shaded (at most 10% more latency at small
     sizes, at most 2% less bandwidth from 1 MiB on)."""
@@ -191,10 +219,18 @@ def ratios_figure(found: pb.Found) -> Optional[Figure]:
             axes, f"{BENCH_TITLES[bench]}, {recv} receives", "message size", "with layer / without"
         )
 
-    return _method_grid(found, pb.ratio_curves, finish)
+    def invalid_of(bench: str, recv: str) -> List[Tuple[float, Optional[float]]]:
+        base = pb.baseline(found, bench, recv)
+        return [
+            (size, figure / base[size])
+            for size, figure in _at_main_pb(invalid, bench, recv)
+            if base.get(size, 0) > 0
+        ]
+
+    return _method_grid(found, pb.ratio_curves, finish, invalid_of)
 
 
-def pb_figure(found: pb.Found) -> Optional[Figure]:
+def pb_figure(found: pb.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """Seed figure 3: latency at 4 B and bandwidth at 512 KiB against the pb size, specific
     receives; the library alone dashed."""
     panels = [
@@ -227,6 +263,12 @@ def pb_figure(found: pb.Found) -> Optional[Figure]:
             values.append(base)
         _finish_figure_panel(
             axes, bench, values, f"{BENCH_TITLES[bench]} at {format_size(size)}", "pb size"
+        )
+        here = (bench, "specific", size)
+        _draw_invalid(
+            axes,
+            [(c.pb_size, figure) for c, at, figure in invalid if (c.bench, c.recv, at) == here],
+            handles,
         )
     legend_beside(row[-1], handles)
     return figure
@@ -431,14 +473,44 @@ MEASUREMENT_TEXT = (
 )
 
 
+INVALID_CAPTION = (
+    " Grey hollow circles: invalid points, faster with the layer than without it beyond the "
+    "noise of both, which the layer cannot make (on the panel's edge when outside it)."
+)
+
+
+def _with_invalid(caption: str, invalid: Invalid) -> str:
+    return caption + INVALID_CAPTION if invalid else caption
+
+
+def invalid_part(invalid: Invalid) -> List[Part]:
+    """The table of the invalid points, when there are any."""
+    return invalid_table(
+        ["benchmark", "receives", "method", "pb size", "message size", "figure"],
+        [
+            [
+                config.bench,
+                config.recv,
+                config.method,
+                format_size(config.pb_size),
+                format_size(size),
+                (format_time if config.bench == pb.LATENCY else pb.format_bandwidth)(figure),
+                INVALID_REASON,
+            ]
+            for config, size, figure in invalid
+        ],
+    )
+
+
 def render(run: Run) -> ReportSection:
     found = pb.measurements(run)
+    invalid = pb.below_floor_figures(run)
     parts = diagnosis_part(pb.diagnose(run))
     if not found and not pb.app_results(run):
-        return unmeasured_section(TITLE, parts, "piggyback measurement")
-    sizes = plot_part(sizes_figure(found), "sizes", SIZES_CAPTION) + plot_part(
-        ratios_figure(found), "ratios", RATIOS_CAPTION
-    )
+        return unmeasured_section(TITLE, parts + invalid_part(invalid), "piggyback measurement")
+    sizes = plot_part(
+        sizes_figure(found, invalid), "sizes", _with_invalid(SIZES_CAPTION, invalid)
+    ) + plot_part(ratios_figure(found, invalid), "ratios", _with_invalid(RATIOS_CAPTION, invalid))
     if sizes:
         parts += [element("h3", f"Message sizes, {format_size(pb.MAIN_PB_SIZE)} pb"), *sizes]
     key = key_table(found)
@@ -458,7 +530,10 @@ def render(run: Run) -> ReportSection:
                 ),
             )
         )
-    parts += headed_plot("pb sizes", pb_figure(found), "pb-sizes", PB_CAPTION)
+    parts += invalid_part(invalid)
+    parts += headed_plot(
+        "pb sizes", pb_figure(found, invalid), "pb-sizes", _with_invalid(PB_CAPTION, invalid)
+    )
     apps = plot_part(apps_figure(run), "apps", APPS_CAPTION)
     rows = apps_table(run)
     if apps or rows is not None:
