@@ -460,16 +460,23 @@ static void problem_free(problem_t *p)
     halo_free(&p->halo);
 }
 
+/* MPI started and the options read, by both programs alike; returns this process's rank. */
+static int start(int *argc, char ***argv, options_t *opt)
+{
+    int rank;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    parse_options(rank, *argc, *argv, opt);
+    return rank;
+}
+
 #ifndef MPILENS_EXAMPLE_REORDER
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     options_t opt;
     problem_t problem;
-    int rank, iterations;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    parse_options(rank, argc, argv, &opt);
+    int iterations, rank = start(&argc, &argv, &opt);
     problem_init(&problem, &opt, MPI_COMM_WORLD);
 
     double best = 0.0, residual = 0.0;
@@ -727,13 +734,10 @@ static int same_solution(const outcome_t *before, const outcome_t *after)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     options_t opt;
     reorder_t ro;
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int size, rank = start(&argc, &argv, &opt);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    parse_options(rank, argc, argv, &opt);
     reorder_init(rank, size, &opt, &ro);
     problem_t world, moved;
     problem_init(&world, &opt, MPI_COMM_WORLD);
