@@ -305,3 +305,50 @@ def test_comparison_of_two_series(tmp_path):
     assert [list(line.get_ydata()) for line in axes.lines] == [[1 * MS, 3 * MS],
                                                                [pytest.approx(1.2 * MS),
                                                                 pytest.approx(3.6 * MS)]]
+
+
+# --- invalid points --------------------------------------------------------------------------------
+
+def legend_texts(figure) -> list:
+    return [text.get_text() for axes in figure.axes if axes.get_legend()
+            for text in axes.get_legend().get_texts()]
+
+
+def crowded_run(crowded: bool):
+    """A linear broadcast at 2, 3 and 4 ranks, 15% off the truth at 3 and 4, on 2 cores when
+    crowded, else on a core per rank."""
+    points = [p for ranks in (2, 3, 4) for p in chain_points(ranks, error=0.15 if ranks > 2 else 0)]
+    if crowded:
+        return coll_run(points, cpus_online=2, binding=["0-1"] * 4)
+    return coll_run(points, cpus_online=4)
+
+
+def test_invalid_rank_counts_drawn_grey_with_their_reason_and_listed():
+    run = crowded_run(True)
+    found = coll.series(run)
+    _, rejected = coll.valid_series(run, found)
+    for figure in (plots.methods_figure(found, rejected), plots.error_figure(found, rejected)):
+        (axes,) = [axes for axes in figure.axes if axes.get_visible()]
+        marks = by_gid(axes.lines, common.INVALID_GID)
+        assert marks and {x for mark in marks for x in mark.get_xdata()} == {3, 4}
+        # the curves keep only the valid rank count
+        (oli,) = by_gid(axes.lines, coll.OLI)
+        assert list(oli.get_xdata()) == [2]
+        assert legend_texts(figure).count("invalid: ranks outnumber the cores") == 1
+    section = plots.render(run)
+    text = drawn_section_text(section, "Collective latency", [p.name for p in plots_of(section.parts)])
+    assert "<h3>Invalid points</h3>" in text
+    assert ("<tr><td>bcast/linear</td><td>3</td><td>not trustworthy: 3 ranks share 2 cores</td>"
+            "</tr>") in text
+    assert "<td>4</td><td>not trustworthy: 4 ranks share 2 cores</td>" in text
+
+
+def test_valid_run_has_no_invalid_mark_legend_nor_table():
+    run = crowded_run(False)
+    found = coll.series(run)
+    _, rejected = coll.valid_series(run, found)
+    assert not any(rejected.values())
+    figure = plots.methods_figure(found, rejected)
+    assert not any(by_gid(axes.lines, common.INVALID_GID) for axes in figure.axes)
+    assert not any(text.startswith("invalid:") for text in legend_texts(figure))
+    assert "Invalid points" not in text_of(plots.render(run).parts)

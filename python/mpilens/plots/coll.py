@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import coll
 from ..markup import Markup, details, element, table
@@ -19,6 +19,9 @@ from .common import (
     diagnosis_list,
     diagnosis_part,
     headed_plot,
+    invalid_label,
+    invalid_markers,
+    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -104,6 +107,55 @@ METHOD_TEXTS = {
 }
 
 
+# coll.invalid_ranks: rank count → why none of its estimates can be trusted.
+Invalid = Mapping[int, str]
+NO_INVALID: Invalid = {}
+# The legend's short words for each kind of reason coll.invalid_ranks gives (the table has them
+# whole): the start of the reason → its words.
+SHORT_REASONS = {
+    "not trustworthy": "ranks outnumber the cores",
+    "oli outside": "oli outside [rounds, barrier/ack]",
+}
+
+
+def short_reason(reason: str) -> str:
+    """A reason of coll.invalid_ranks in a few words, for a legend."""
+    for start, words in SHORT_REASONS.items():
+        if reason.startswith(start):
+            return words
+    return reason.split(":")[0]
+
+
+def without(
+    by_method: Mapping[str, Mapping[int, Record]], invalid: Invalid
+) -> Dict[str, Dict[int, Record]]:
+    """The configuration's points but at the invalid rank counts."""
+    return {
+        method: {ranks: point for ranks, point in by_ranks.items() if ranks not in invalid}
+        for method, by_ranks in by_method.items()
+    }
+
+
+def _draw_invalid(
+    axes: Axes,
+    invalid: Invalid,
+    value_at: Callable[[str, int], Optional[float]],
+    methods: Sequence[str],
+    handles: Dict[str, Artist],
+) -> None:
+    """At each invalid rank count, every method's value there (value_at), grey and hollow; one
+    legend entry per short reason. The panel's axes must be set."""
+    by_reason: Dict[str, List[Tuple[float, Optional[float]]]] = {}
+    for ranks, reason in sorted(invalid.items()):
+        by_reason.setdefault(short_reason(reason), []).extend(
+            (ranks, value) for method in methods if (value := value_at(method, ranks)) is not None
+        )
+    for reason, points in by_reason.items():
+        drawn = invalid_markers(axes, points)
+        if drawn is not None:
+            handles.setdefault(invalid_label(reason), drawn)
+
+
 def _style(method: str) -> Tuple[str, str]:
     return STYLES.get(method, OTHER_STYLE)
 
@@ -135,14 +187,33 @@ def _method_line(axes: Axes, method: str, points: Sequence[Tuple[int, float]]) -
     )
 
 
-def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> Dict[str, Artist]:
-    """One configuration: each method's estimate against the rank count, the truth dashed;
-    returns the legend handles by label."""
+def _latency_at(
+    by_method: Mapping[str, Mapping[int, Record]],
+) -> Callable[[str, int], Optional[float]]:
+    return lambda method, ranks: coll.latency(by_method.get(method, {}).get(ranks))
+
+
+def _value_at(
+    values: Mapping[Tuple[str, int], float],
+) -> Callable[[str, int], Optional[float]]:
+    return lambda method, ranks: values.get((method, ranks))
+
+
+def draw_methods(
+    axes: Axes, by_method: Mapping[str, Mapping[int, Record]], invalid: Invalid = NO_INVALID
+) -> Dict[str, Artist]:
+    """One configuration: each method's estimate against the rank count, the truth dashed, the
+    estimates at the invalid rank counts grey and hollow; returns the legend handles by label."""
     handles: Dict[str, Artist] = {}
-    values: List[float] = []
-    counts: set = set()
-    for method in coll.methods_present(by_method):
-        points = coll.curve(by_method[method])
+    measured = _latency_at(by_method)
+    methods = coll.methods_present(by_method)
+    values: List[float] = [
+        value for ranks in invalid for m in methods if (value := measured(m, ranks)) is not None
+    ]
+    counts: set = set(invalid)
+    kept = without(by_method, invalid)
+    for method in methods:
+        points = coll.curve(kept[method])
         if not points:
             continue
         handles[method] = _method_line(axes, method, points)
@@ -157,6 +228,7 @@ def draw_methods(axes: Axes, by_method: Mapping[str, Mapping[int, Record]]) -> D
         counts |= set(xs)
     _time_axis(axes, values)
     rank_ticks(axes, sorted(counts))
+    _draw_invalid(axes, invalid, measured, methods, handles)
     axes.set_xlabel("ranks", fontsize=8)
     axes.set_ylabel("latency estimate", fontsize=8)
     axes.tick_params(labelsize=SMALL_FONT)
@@ -181,13 +253,18 @@ def _legend(panels: Sequence[Axes], handles: Mapping[str, Artist]) -> None:
     legend_beside(panels[min(PANEL_COLUMNS, len(panels)) - 1], handles)
 
 
-def methods_figure(found: coll.Series) -> Figure:
-    """Seed figure 11: per configuration, every method's estimate against the rank count."""
+Rejected = Mapping[coll.Config, Invalid]
+
+
+def methods_figure(found: coll.Series, rejected: Optional[Rejected] = None) -> Figure:
+    """Seed figure 11: per configuration, every method's estimate against the rank count; the
+    rank counts rejected (coll.valid_series) grey and hollow."""
     names = coll.labels(found)
     figure, panels = _panel_figure(len(found))
     handles: Dict[str, Artist] = {}
     for axes, (config, by_method) in zip(panels, found.items()):
-        for label, handle in draw_methods(axes, by_method).items():
+        invalid = (rejected or {}).get(config, NO_INVALID)
+        for label, handle in draw_methods(axes, by_method, invalid).items():
             handles.setdefault(label, handle)
         axes.set_title(names[config], fontsize=9)
     ordered = {
@@ -214,10 +291,15 @@ def error_series(
     return found
 
 
-def error_figure(found: coll.Series) -> Optional[Figure]:
+def error_figure(found: coll.Series, rejected: Optional[Rejected] = None) -> Optional[Figure]:
     """Per configuration with a truth: each method's estimate over the truth against the rank
-    count, 1 drawn and ±10% shaded; None when no configuration has a truth."""
-    errors = {config: error_series(by_method) for config, by_method in found.items()}
+    count, 1 drawn and ±10% shaded, the rank counts rejected grey and hollow; None when no
+    configuration has a truth."""
+    rejected = rejected or {}
+    errors = {
+        config: error_series(without(by_method, rejected.get(config, NO_INVALID)))
+        for config, by_method in found.items()
+    }
     errors = {config: by_method for config, by_method in errors.items() if by_method}
     if not errors:
         return None
@@ -236,8 +318,22 @@ def error_figure(found: coll.Series) -> Optional[Figure]:
             handles.setdefault(method, _method_line(axes, method, points))
             ratios += [ratio for _, ratio in points]
             counts |= {ranks for ranks, _ in points}
+        invalid = rejected.get(config, NO_INVALID)
+        measured = {
+            (method, ranks): ratio
+            for method, points in error_series(found[config]).items()
+            for ranks, ratio in points
+        }
+        ratios += [ratio for (_, ranks), ratio in measured.items() if ranks in invalid]
         ratio_axis(axes, ratios, keep_in_view=(1 - coll.AGREEMENT, 1 + coll.AGREEMENT))
-        rank_ticks(axes, sorted(counts))
+        rank_ticks(axes, sorted(counts | set(invalid)))
+        _draw_invalid(
+            axes,
+            invalid,
+            _value_at(measured),
+            coll.methods_present(found[config]),
+            handles,
+        )
         delay = f"hop delay {format_time(config.hop_delay_ns)}"
         axes.set_title(
             names[config] if delay in names[config] else f"{names[config]}, {delay}", fontsize=9
@@ -641,11 +737,37 @@ def quality_table(run: Run) -> Markup:
 # --- the section ---------------------------------------------------------------------------------
 
 
-def _methods_part(found: coll.Series) -> List[Part]:
+INVALID_CAPTION = (
+    " Grey hollow circles: every estimate at a rank count that is invalid (the legend and the "
+    "table of invalid points say why), left out of the curves."
+)
+
+
+def _with_invalid(caption: str, rejected: Rejected) -> str:
+    return caption + INVALID_CAPTION if any(rejected.values()) else caption
+
+
+def invalid_part(found: coll.Series, rejected: Rejected) -> List[Part]:
+    """The table of the invalid rank counts, when there are any."""
+    names = coll.labels(found)
+    return invalid_table(
+        ["configuration", "ranks"],
+        [
+            [names[config], ranks, reason]
+            for config, invalid in rejected.items()
+            if config in names
+            for ranks, reason in sorted(invalid.items())
+        ],
+    )
+
+
+def _methods_part(found: coll.Series, rejected: Rejected) -> List[Part]:
     names = coll.labels(found)
     parts: List[Part] = [
         element("h3", "Methods compared"),
-        to_plot(methods_figure(found), "methods", METHODS_CAPTION),
+        to_plot(
+            methods_figure(found, rejected), "methods", _with_invalid(METHODS_CAPTION, rejected)
+        ),
     ]
     for config, by_method in found.items():
         parts += [element("h4", f"{names[config]}: latency estimates"), estimates_table(by_method)]
@@ -662,9 +784,12 @@ def _methods_part(found: coll.Series) -> List[Part]:
     return parts
 
 
-def _error_part(found: coll.Series) -> List[Part]:
+def _error_part(found: coll.Series, rejected: Rejected) -> List[Part]:
     return headed_plot(
-        "Error against the analytic truth", error_figure(found), "error", ERROR_CAPTION
+        "Error against the analytic truth",
+        error_figure(found, rejected),
+        "error",
+        _with_invalid(ERROR_CAPTION, rejected),
     )
 
 
@@ -704,7 +829,9 @@ def render(run: Run) -> ReportSection:
         sentences = coll.diagnose(run)
         return ReportSection(TITLE, parts + ([diagnosis_list(sentences)] if sentences else []))
     parts = diagnosis_part(coll.diagnose(run))
-    parts += _methods_part(found) + _error_part(found) + _profile_part(found)
+    _, rejected = coll.valid_series(run, found)
+    parts += _methods_part(found, rejected) + invalid_part(found, rejected)
+    parts += _error_part(found, rejected) + _profile_part(found)
     parts += [
         element("h3", "Measurement"),
         element(
