@@ -197,3 +197,52 @@ def test_comparison_page(whole, tmp_path):
     for sentence in ma.compare(whole, other):
         assert html.escape(f"map: {sentence}") in page
     assert "<h2>map: runs</h2>" in page
+
+
+# --- invalid cells ---------------------------------------------------------------------------------
+
+def invalid_grid():
+    """80% less time after reordering at 1 MiB where the model predicts 50%, beyond noise."""
+    from test_map_analysis import with_samples
+
+    points = with_samples(grid_points(per_after={KIB: 0.5e-4, MIB: 0.2e-3}), 0.01)
+    return map_run(points)
+
+
+def figure_legend_texts(figure) -> list:
+    return [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+
+
+def test_invalid_cells_hatched_with_their_gain_and_reason_and_listed():
+    from mpilens.plots import common
+
+    run = invalid_grid()
+    (grid,) = ma.grids(run)
+    figure = plots.gain_figure(grid)
+    axes = figure.axes[0]
+    (marks,) = by_gid(axes.collections, common.INVALID_GID)
+    assert marks.get_hatch() == common.INVALID_HATCH and len(marks.get_paths()) == 2
+    # both sizes stay columns; the invalid ones carry no colour of the scale, but their gain
+    assert [label.get_text() for label in axes.get_xticklabels()] == ["1K", "1M"]
+    assert len(by_gid(axes.texts, plots.INVALID_VALUE_GID)) == 2
+    assert figure_legend_texts(figure) == [f"invalid: {plots.INVALID_REASON}"]
+    (times,) = plots.times_figure(grid).axes
+    (mark,) = by_gid(times.lines, common.INVALID_GID)
+    assert sorted(set(mark.get_xdata())) == [10, 100]
+    assert f"invalid: {plots.INVALID_REASON}" in [t.get_text() for t in times.get_legend().get_texts()]
+    text = drawn_section_text(plots.render(run), "Rank reordering", ["gain", "times"])
+    assert "<h3>Invalid points</h3>" in text
+    assert (f"<td>100</td><td>1 MiB</td>") in text
+    assert f"<td>+50%</td><td>{plots.INVALID_REASON}</td></tr>" in text
+
+
+def test_valid_grid_has_no_invalid_mark_legend_nor_table(section, whole):
+    from mpilens.plots import common
+
+    grid = ma.grids(whole)[0]
+    figure = plots.gain_figure(grid)
+    assert not any(by_gid(axes.collections, common.INVALID_GID) for axes in figure.axes)
+    assert not figure.legends
+    (times,) = plots.times_figure(grid).axes
+    assert not by_gid(times.lines, common.INVALID_GID)
+    assert "Invalid points" not in text_of(section.parts)

@@ -286,28 +286,36 @@ def _invalid_line(axes: Axes, xs: Sequence[float], ys: Sequence[float], **extra:
     return line
 
 
+def _edge_of(axes: Axes, y: Optional[float]) -> Optional[float]:
+    """Where a value stands on the panel: None inside it, else 0 (bottom edge: no value, at or
+    below 0 on a log axis, below fixed limits) or 1 (top edge: above them)."""
+    if y is None or not math.isfinite(y) or (axes.get_yscale() == "log" and y <= 0):
+        return 0.0
+    if not axes.get_autoscaley_on():
+        low, high = sorted(axes.get_ylim())
+        return 0.0 if y < low else 1.0 if y > high else None
+    return None
+
+
 def invalid_markers(
     axes: Axes, points: Sequence[Tuple[float, Optional[float]]]
 ) -> Optional[Line2D]:
-    """The invalid points (x, measured value) of a panel whose axes' scales are set: at their
-    value when the y axis can show it, else on the panel's bottom edge (None: no value). Returns
-    an artist for the legend, None when there is no point."""
+    """The invalid points (x, measured value) of a panel whose axes' scales and limits are set:
+    at their value when the panel can show it, else on its bottom or top edge (None: no value,
+    on the bottom). Returns an artist for the legend, None when there is no point."""
     from matplotlib.transforms import blended_transform_factory
 
-    log_x, log_y = axes.get_xscale() == "log", axes.get_yscale() == "log"
-    shown = [(x, y) for x, y in points if not (log_x and x <= 0)]
-    inside = [
-        (x, y) for x, y in shown if y is not None and math.isfinite(y) and not (log_y and y <= 0)
-    ]
-    edge = [x for x, y in shown if (x, y) not in inside]
+    log_x = axes.get_xscale() == "log"
+    shown = [(x, y, _edge_of(axes, y)) for x, y in points if not (log_x and x <= 0)]
+    inside = [(x, y) for x, y, edge in shown if edge is None]
+    edges = [(x, edge) for x, _, edge in shown if edge is not None]
     drawn: Optional[Line2D] = None
     if inside:
         drawn = _invalid_line(axes, *zip(*inside))
-    if edge:
+    if edges:
         line = _invalid_line(
             axes,
-            edge,
-            [0.0] * len(edge),
+            *zip(*edges),
             transform=blended_transform_factory(axes.transData, axes.transAxes),
             clip_on=False,
         )
@@ -329,6 +337,35 @@ def invalid_bar(axes: Axes, x: float, height: float, width: float) -> Artist:
         zorder=2,
     )
     return bars.patches[0]
+
+
+Box = Tuple[float, float, float, float]  # a cell of a heat map: x0, x1, y0, y1
+
+
+def hatched_cells(
+    axes: Axes, boxes: Sequence[Box], face: object, edge: str, hatch: str, gid: str
+) -> Optional[Artist]:
+    """Cells drawn over a heat map in face, hatched in edge's colour; None when there is none."""
+    from matplotlib.collections import PolyCollection
+
+    if not boxes:
+        return None
+    # Edges of width 0 leave the cells' borders undrawn; the hatch takes the edge colour.
+    cells = PolyCollection(
+        [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, x1, y0, y1 in boxes],
+        facecolors=[face],
+        edgecolors=edge,
+        linewidths=0,
+        hatch=hatch,
+        gid=gid,
+    )
+    axes.add_collection(cells)
+    return cells
+
+
+def invalid_cells(axes: Axes, boxes: Sequence[Box]) -> Optional[Artist]:
+    """Invalid cells of a heat map, dark grey, cross-hatched."""
+    return hatched_cells(axes, boxes, INVALID_FACE, INVALID_EDGE, INVALID_HATCH, INVALID_GID)
 
 
 def invalid_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> List[Part]:

@@ -15,6 +15,11 @@ from .common import (
     SMALL_FONT,
     decorate,
     diagnosis_part,
+    invalid_cells,
+    invalid_handles,
+    invalid_label,
+    invalid_markers,
+    invalid_table,
     literal,
     new_figure,
     plot_part,
@@ -43,6 +48,9 @@ DARK_SHARE = 0.6
 VALUE_GID = "value"
 # After the value of a cell whose repetitions disagree (analysis.map.NOISY_SPREAD).
 NOISY_MARK = "*"
+# ma.Cell.unexplained: a gain above the model's prediction beyond the repetitions' noise.
+INVALID_REASON = "gain the cost model cannot explain"
+INVALID_VALUE_GID = "invalid-value"
 CELL_WIDTH, CELL_HEIGHT = 0.75, 0.42
 BEFORE_COLOUR, AFTER_COLOUR, REORDER_COLOUR = "0.55", "tab:green", "tab:orange"
 
@@ -118,32 +126,70 @@ def draw_cells(
 
 
 def _map_size(grid: ma.Grid, panels: int) -> Tuple[float, float]:
-    width = 1.6 + panels * (1.0 + CELL_WIDTH * max(len(grid.sizes), 3))
-    return width, 1.4 + CELL_HEIGHT * max(len(grid.iterations), 3)
+    rows, columns = _shape(grid)
+    width = 1.6 + panels * (1.0 + CELL_WIDTH * max(len(columns), 3))
+    return width, 1.4 + CELL_HEIGHT * max(len(rows), 3) + (0.3 if grid.invalid else 0.0)
 
 
 def _cells(grid: ma.Grid) -> List[List[Optional[ma.Cell]]]:
     return [[grid.cell(n, size) for size in grid.sizes] for n in grid.iterations]
 
 
+def _shape(grid: ma.Grid) -> Tuple[List[int], List[int]]:
+    """The gain map's rows (iterations) and columns (sizes): the valid cells' and the invalid."""
+    rows = sorted(set(grid.iterations) | {n for n, _ in grid.invalid})
+    return rows, sorted(set(grid.sizes) | {size for _, size in grid.invalid})
+
+
+def _draw_invalid(axes: Axes, grid: ma.Grid, rows: Sequence[int], columns: Sequence[int]) -> None:
+    """The invalid cells over the map, dark grey and cross-hatched, each with its measured gain
+    (gid INVALID_VALUE_GID)."""
+    boxes = []
+    for (n, size), cell in sorted(grid.invalid.items()):
+        i, j = rows.index(n), columns.index(size)
+        boxes.append((j, j + 1, i, i + 1))
+        axes.text(
+            j + 0.5,
+            i + 0.5,
+            ma.signed(cell.gain_pct),
+            ha="center",
+            va="center",
+            fontsize=SMALL_FONT,
+            color="white",
+            gid=INVALID_VALUE_GID,
+            zorder=5,
+        )
+    invalid_cells(axes, boxes)
+
+
 def gain_figure(grid: ma.Grid) -> Figure:
     """Seed figure 6: the gain 100 (t1 − (t2 + t3)) / t1 of every cell; beside it the cost
-    model's prediction when it varies over the cells (when constant, the text says it once)."""
+    model's prediction when it varies over the cells (when constant, the text says it once);
+    the invalid cells (ma.Grid.invalid) dark grey, cross-hatched, with their measured gain."""
     predicted = grid.constant_prediction() is None and bool(grid.predicted)
     panels = [("gain_pct", "measured gain, reordering counted")]
     if predicted:
         panels.append(("predicted_pct", "predicted by the cost model"))
+    rows, columns = _shape(grid)
     figure = new_figure(_map_size(grid, len(panels)))
     axes_list = figure.subplots(1, len(panels), squeeze=False)[0]
-    values = {name: grid.values(name) for name, _ in panels}
-    limit = colour_limit([value for rows in values.values() for row in rows for value in row])
-    noisy = [[cell is not None and cell.noisy for cell in row] for row in _cells(grid)]
+    cells = [[grid.cell(n, size) for size in columns] for n in rows]
+    values = {
+        name: [[None if c is None else getattr(c, name) for c in row] for row in cells]
+        for name, _ in panels
+    }
+    limit = colour_limit([value for by_row in values.values() for row in by_row for value in row])
+    noisy = [[cell is not None and cell.noisy for cell in row] for row in cells]
     meshes = []
     for axes, (name, title) in zip(axes_list, panels):
-        meshes.append(
-            draw_cells(axes, grid.iterations, grid.sizes, values[name], limit, marked=noisy)
-        )
+        meshes.append(draw_cells(axes, rows, columns, values[name], limit, marked=noisy))
+        _draw_invalid(axes, grid, rows, columns)
         axes.set_title(title, fontsize=9)
+    if grid.invalid:
+        handles = invalid_handles([INVALID_REASON])
+        figure.legend(
+            list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT
+        )
     bar = figure.colorbar(
         meshes[-1],
         ax=list(axes_list),
@@ -166,6 +212,12 @@ def gain_caption(grid: ma.Grid) -> str:
         caption += (
             " Right: the gain the cost model predicts, 100 (1 − after / before) of its "
             "weighted cost, on the same scale."
+        )
+    if grid.invalid:
+        caption += (
+            " Dark grey, cross-hatched: invalid cells, a gain the cost model cannot explain "
+            "(above its prediction by more than the repetitions' noise), with their measured "
+            "gain."
         )
     noisy = sum(cell.noisy for cell in grid.cells.values())
     if noisy:
@@ -238,6 +290,14 @@ def times_figure(grid: ma.Grid) -> Figure:
     axes.set_yscale("log")
     _seconds_axis(axes)
     decorate(axes, "communication time", "iterations", "time")
+    invalid = invalid_markers(
+        axes,
+        [
+            (cell.iterations, time)
+            for cell in grid.invalid.values()
+            for time in (cell.before_s, cell.reorder_s + cell.after_s)
+        ],
+    )
     sizes_legend = axes.legend(
         title="buffer size",
         fontsize=SMALL_FONT,
@@ -250,9 +310,13 @@ def times_figure(grid: ma.Grid) -> Figure:
         Line2D([], [], color="black", marker="o", markersize=3),
         Line2D([], [], color="black", marker="s", markersize=3, linestyle="--"),
     ]
+    texts = ["t1: without reordering", "t2 + t3: reordering, then the same\niterations"]
+    if invalid is not None:
+        styles.append(invalid)
+        texts.append(invalid_label(INVALID_REASON))
     axes.legend(
         styles,
-        ["t1: without reordering", "t2 + t3: reordering, then the same\niterations"],
+        texts,
         fontsize=SMALL_FONT,
         loc="lower left",
         bbox_to_anchor=(1.02, 0.0),
@@ -467,6 +531,11 @@ def cg_table(points: Sequence[ma.CgPoint]) -> Markup:
     )
 
 
+INVALID_TIMES_CAPTION = (
+    " Grey hollow circles: t1 and t2 + t3 of the invalid cells, a gain the cost model cannot "
+    "explain, left out of the lines."
+)
+
 # --- the section ---------------------------------------------------------------------------------
 
 MEASUREMENT_TEXT = (
@@ -478,12 +547,33 @@ MEASUREMENT_TEXT = (
 )
 
 
+def invalid_part(found: Sequence[ma.Grid]) -> List[Part]:
+    """The table of the invalid cells of every setting, when there are any."""
+    return invalid_table(
+        ["setting", "iterations", "buffer size", "gain", "lowest gain without t2", "model"],
+        [
+            [
+                ma.setting_text(grid.setting),
+                n,
+                format_size(size),
+                ma.signed(cell.gain_pct),
+                ma.signed(cell.lowest_steady_pct or 0.0),
+                ma.signed(cell.model_pct or 0.0),
+                INVALID_REASON,
+            ]
+            for grid in found
+            for (n, size), cell in sorted(grid.invalid.items())
+        ],
+    )
+
+
 def _grid_parts(grid: ma.Grid, suffix: str) -> List[Part]:
+    times = TIMES_CAPTION + (INVALID_TIMES_CAPTION if grid.invalid else "")
     return [
         element("h3", f"{ma.ALLGATHER}: {ma.setting_text(grid.setting)}"),
         to_plot(gain_figure(grid), f"gain{suffix}", gain_caption(grid)),
         prediction_paragraph(grid),
-        to_plot(times_figure(grid), f"times{suffix}", TIMES_CAPTION),
+        to_plot(times_figure(grid), f"times{suffix}", times),
         details("every cell", cell_table(grid)),
     ]
 
@@ -495,6 +585,7 @@ def render(run: Run) -> ReportSection:
         return unmeasured_section(TITLE, parts, "reordering measurement")
     for index, grid in enumerate(found):
         parts += _grid_parts(grid, "" if len(found) == 1 else f"-{index + 1}")
+    parts += invalid_part(found)
     if points:
         parts += [
             element("h3", ma.CG),

@@ -19,6 +19,7 @@ from .common import (
     INVALID_HATCH,
     SMALL_FONT,
     diagnosis_part,
+    hatched_cells,
     headed_table,
     invalid_handles,
     literal,
@@ -233,32 +234,14 @@ def _mark_cells(
     mark: CellMark,
 ) -> int:
     """Draw the cells flagged (rows by y, as the mesh) as mark says; returns how many."""
-    from matplotlib.collections import PolyCollection
-
-    cells = [
-        [
-            (x_edges[j], y_edges[i]),
-            (x_edges[j + 1], y_edges[i]),
-            (x_edges[j + 1], y_edges[i + 1]),
-            (x_edges[j], y_edges[i + 1]),
-        ]
+    boxes = [
+        (x_edges[j], x_edges[j + 1], y_edges[i], y_edges[i + 1])
         for i, row in enumerate(flags)
         for j, flagged in enumerate(row)
         if flagged
     ]
-    if cells:
-        # Edges of width 0 leave the cells' borders undrawn; the hatch takes the edge colour.
-        axes.add_collection(
-            PolyCollection(
-                cells,
-                facecolors=[mark.face],
-                edgecolors=mark.hatch_colour,
-                linewidths=0,
-                hatch=mark.hatch,
-                gid=mark.gid,
-            )
-        )
-    return len(cells)
+    hatched_cells(axes, boxes, mark.face, mark.hatch_colour, mark.hatch, mark.gid)
+    return len(boxes)
 
 
 def _draw_t_comm(axes: Axes, grid: overlap.Grid) -> None:
