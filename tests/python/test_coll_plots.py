@@ -11,15 +11,15 @@ import re
 
 import numpy as np
 import pytest
+from test_coll_analysis import MS, US, chain_points, coll_files, coll_point, coll_run, oli_point
 
 from mpilens import report, results
 from mpilens.analysis import coll
 from mpilens.markup import Markup
 from mpilens.plots import coll as plots
 from mpilens.plots import common
+from mpilens.plots import invalid as inv
 from mpilens.section import Plot
-from test_coll_analysis import (MS, US, chain_points, coll_files, coll_point, coll_run,
-                                oli_point)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -329,7 +329,7 @@ def test_invalid_rank_counts_drawn_grey_with_their_reason_and_listed():
     _, rejected = coll.valid_series(run, found)
     for figure in (plots.methods_figure(found, rejected), plots.error_figure(found, rejected)):
         (axes,) = [axes for axes in figure.axes if axes.get_visible()]
-        marks = by_gid(axes.lines, common.INVALID_GID)
+        marks = by_gid(axes.lines, inv.GID)
         assert marks and {x for mark in marks for x in mark.get_xdata()} == {3, 4}
         # the curves keep only the valid rank count
         (oli,) = by_gid(axes.lines, coll.OLI)
@@ -349,6 +349,6 @@ def test_valid_run_has_no_invalid_mark_legend_nor_table():
     _, rejected = coll.valid_series(run, found)
     assert not any(rejected.values())
     figure = plots.methods_figure(found, rejected)
-    assert not any(by_gid(axes.lines, common.INVALID_GID) for axes in figure.axes)
+    assert not any(by_gid(axes.lines, inv.GID) for axes in figure.axes)
     assert not any(text.startswith("invalid:") for text in legend_texts(figure))
     assert "Invalid points" not in text_of(plots.render(run).parts)

@@ -8,14 +8,23 @@ import html
 
 import numpy as np
 import pytest
+from conftest import report_page
+from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of, text_of
+from test_map_analysis import (
+    KIB,
+    MIB,
+    allgather_point,
+    cg_point,
+    cg_run,
+    grid_points,
+    map_run,
+    other_library,
+)
 
 from mpilens import report
 from mpilens.analysis import map as ma
+from mpilens.plots import invalid as inv
 from mpilens.plots import map as plots
-from conftest import report_page
-from test_coll_plots import assert_drawn, by_gid, drawn_section_text, plots_of, text_of
-from test_map_analysis import (KIB, MIB, allgather_point, cg_point, cg_run, grid_points,
-                               map_run, other_library)
 
 
 @pytest.fixture(scope="module")
@@ -214,35 +223,31 @@ def figure_legend_texts(figure) -> list:
 
 
 def test_invalid_cells_hatched_with_their_gain_and_reason_and_listed():
-    from mpilens.plots import common
-
     run = invalid_grid()
     (grid,) = ma.grids(run)
     figure = plots.gain_figure(grid)
     axes = figure.axes[0]
-    (marks,) = by_gid(axes.collections, common.INVALID_GID)
-    assert marks.get_hatch() == common.INVALID_HATCH and len(marks.get_paths()) == 2
+    (marks,) = by_gid(axes.collections, inv.GID)
+    assert marks.get_hatch() == inv.HATCH and len(marks.get_paths()) == 2
     # both sizes stay columns; the invalid ones carry no colour of the scale, but their gain
     assert [label.get_text() for label in axes.get_xticklabels()] == ["1K", "1M"]
     assert len(by_gid(axes.texts, plots.INVALID_VALUE_GID)) == 2
     assert figure_legend_texts(figure) == [f"invalid: {plots.INVALID_REASON}"]
     (times,) = plots.times_figure(grid).axes
-    (mark,) = by_gid(times.lines, common.INVALID_GID)
+    (mark,) = by_gid(times.lines, inv.GID)
     assert sorted(set(mark.get_xdata())) == [10, 100]
     assert f"invalid: {plots.INVALID_REASON}" in [t.get_text() for t in times.get_legend().get_texts()]
     text = drawn_section_text(plots.render(run), "Rank reordering", ["gain", "times"])
     assert "<h3>Invalid points</h3>" in text
-    assert (f"<td>100</td><td>1 MiB</td>") in text
+    assert ("<td>100</td><td>1 MiB</td>") in text
     assert f"<td>+50%</td><td>{plots.INVALID_REASON}</td></tr>" in text
 
 
 def test_valid_grid_has_no_invalid_mark_legend_nor_table(section, whole):
-    from mpilens.plots import common
-
     grid = ma.grids(whole)[0]
     figure = plots.gain_figure(grid)
-    assert not any(by_gid(axes.collections, common.INVALID_GID) for axes in figure.axes)
+    assert not any(by_gid(axes.collections, inv.GID) for axes in figure.axes)
     assert not figure.legends
     (times,) = plots.times_figure(grid).axes
-    assert not by_gid(times.lines, common.INVALID_GID)
+    assert not by_gid(times.lines, inv.GID)
     assert "Invalid points" not in text_of(section.parts)

@@ -8,12 +8,20 @@ import io
 import re
 
 import pytest
+from conftest import (
+    OVERLAP_FIXTURE,
+    SANITY_FIXTURE,
+    make_overlap_run,
+    map_point,
+    overlap_point,
+    read_records,
+    write_records,
+)
 
-from conftest import (OVERLAP_FIXTURE, SANITY_FIXTURE, make_overlap_run, map_point,
-                      overlap_point, read_records, write_records)
 from mpilens import report, results
 from mpilens.analysis import overlap
 from mpilens.markup import Markup
+from mpilens.plots import invalid as inv
 from mpilens.plots import overlap as plots
 from mpilens.plots.common import to_plot
 from mpilens.section import Plot
@@ -272,7 +280,7 @@ def test_comparison_page_shows_both_runs_in_one_figure(tmp_path):
 
 
 def invalid_marks(axes) -> list:
-    return [c for c in axes.collections if c.get_gid() == plots.INVALID_GID]
+    return [c for c in axes.collections if c.get_gid() == inv.GID]
 
 
 def legend_texts(figure) -> list:
@@ -290,7 +298,7 @@ def test_invalid_cells_are_grey_cross_hatched_and_named_in_a_legend():
     figure = plots.map_figure(overlap.grid(make_overlap_run(points), "sender"))
     axes = figure.axes[0]
     (marks,) = invalid_marks(axes)
-    assert marks.get_hatch() == plots.INVALID_HATCH
+    assert marks.get_hatch() == inv.HATCH
     assert len(marks.get_paths()) == 3
     # no colour of the scale for an impossible ratio: those cells are masked in the mesh
     assert mesh_of(axes).get_array().count() == len(points) - 3

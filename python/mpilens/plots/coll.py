@@ -13,15 +13,13 @@ from ..markup import Markup, details, element, table
 from ..results import Record, Run
 from ..section import Part, ReportSection
 from ..units import format_time
+from . import invalid as inv
 from .common import (
     SMALL_FONT,
     Comparison,
     diagnosis_list,
     diagnosis_part,
     headed_plot,
-    invalid_label,
-    invalid_markers,
-    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -151,9 +149,9 @@ def _draw_invalid(
             (ranks, value) for method in methods if (value := value_at(method, ranks)) is not None
         )
     for reason, points in by_reason.items():
-        drawn = invalid_markers(axes, points)
+        drawn = inv.markers(axes, points)
         if drawn is not None:
-            handles.setdefault(invalid_label(reason), drawn)
+            handles.setdefault(inv.label(reason), drawn)
 
 
 def _style(method: str) -> Tuple[str, str]:
@@ -750,7 +748,7 @@ def _with_invalid(caption: str, rejected: Rejected) -> str:
 def invalid_part(found: coll.Series, rejected: Rejected) -> List[Part]:
     """The table of the invalid rank counts, when there are any."""
     names = coll.labels(found)
-    return invalid_table(
+    return inv.table(
         ["configuration", "ranks"],
         [
             [names[config], ranks, reason]

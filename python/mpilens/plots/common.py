@@ -9,7 +9,6 @@ from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
-    Dict,
     Iterable,
     List,
     Mapping,
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
 DPI = 110
 # Ticks, legends and panel labels of the families' multi-panel figures.
@@ -241,104 +239,6 @@ def ratio_axis(axes: Axes, values: Sequence[float], keep_in_view: Sequence[float
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
 
-# --- invalid points ------------------------------------------------------------------------------
-# A number that cannot be true (the analysis says why) is never drawn as a measurement: points
-# are grey hollow markers at their measured value, or on the bottom edge of the panel when the
-# axis cannot show it (at or below 0 on a log axis); bars and cells dark grey, cross-hatched.
-# Every such artist has the gid INVALID_GID, and each reason one legend entry, "invalid: why".
-INVALID_GID = "invalid"
-INVALID_FACE, INVALID_HATCH, INVALID_EDGE = "0.45", "xx", "0.15"
-INVALID_MARKER = "o"
-INVALID_HEADING = "Invalid points"
-
-
-def invalid_label(reason: str) -> str:
-    """The legend entry of one reason."""
-    return f"invalid: {reason}"
-
-
-def invalid_patch() -> Patch:
-    """The legend key of invalid bars and cells."""
-    from matplotlib.patches import Patch
-
-    return Patch(facecolor=INVALID_FACE, edgecolor=INVALID_EDGE, hatch=INVALID_HATCH)
-
-
-def invalid_handles(reasons: Iterable[str]) -> Dict[str, Patch]:
-    """One legend entry per distinct reason, in the invalid bars' and cells' look."""
-    return {invalid_label(reason): invalid_patch() for reason in dict.fromkeys(reasons)}
-
-
-def _invalid_line(axes: Axes, xs: Sequence[float], ys: Sequence[float], **extra: Any) -> Line2D:
-    (line,) = axes.plot(
-        xs,
-        ys,
-        linestyle="",
-        marker=INVALID_MARKER,
-        markersize=6,
-        markerfacecolor="none",
-        markeredgecolor=INVALID_FACE,
-        markeredgewidth=1.4,
-        zorder=4,
-        gid=INVALID_GID,
-        **extra,
-    )
-    return line
-
-
-def _edge_of(axes: Axes, y: Optional[float]) -> Optional[float]:
-    """Where a value stands on the panel: None inside it, else 0 (bottom edge: no value, at or
-    below 0 on a log axis, below fixed limits) or 1 (top edge: above them)."""
-    if y is None or not math.isfinite(y) or (axes.get_yscale() == "log" and y <= 0):
-        return 0.0
-    if not axes.get_autoscaley_on():
-        low, high = sorted(axes.get_ylim())
-        return 0.0 if y < low else 1.0 if y > high else None
-    return None
-
-
-def invalid_markers(
-    axes: Axes, points: Sequence[Tuple[float, Optional[float]]]
-) -> Optional[Line2D]:
-    """The invalid points (x, measured value) of a panel whose axes' scales and limits are set:
-    at their value when the panel can show it, else on its bottom or top edge (None: no value,
-    on the bottom). Returns an artist for the legend, None when there is no point."""
-    from matplotlib.transforms import blended_transform_factory
-
-    log_x = axes.get_xscale() == "log"
-    shown = [(x, y, _edge_of(axes, y)) for x, y in points if not (log_x and x <= 0)]
-    inside = [(x, y) for x, y, edge in shown if edge is None]
-    edges = [(x, edge) for x, _, edge in shown if edge is not None]
-    drawn: Optional[Line2D] = None
-    if inside:
-        drawn = _invalid_line(axes, *zip(*inside))
-    if edges:
-        line = _invalid_line(
-            axes,
-            *zip(*edges),
-            transform=blended_transform_factory(axes.transData, axes.transAxes),
-            clip_on=False,
-        )
-        drawn = drawn or line
-    return drawn
-
-
-def invalid_bar(axes: Axes, x: float, height: float, width: float) -> Artist:
-    """An invalid bar at its measured height (0 when it has none), dark grey, cross-hatched."""
-    bars = axes.bar(
-        [x],
-        [height],
-        width=width,
-        color=INVALID_FACE,
-        edgecolor=INVALID_EDGE,
-        linewidth=0,
-        hatch=INVALID_HATCH,
-        gid=INVALID_GID,
-        zorder=2,
-    )
-    return bars.patches[0]
-
-
 Box = Tuple[float, float, float, float]  # a cell of a heat map: x0, x1, y0, y1
 
 
@@ -361,14 +261,3 @@ def hatched_cells(
     )
     axes.add_collection(cells)
     return cells
-
-
-def invalid_cells(axes: Axes, boxes: Sequence[Box]) -> Optional[Artist]:
-    """Invalid cells of a heat map, dark grey, cross-hatched."""
-    return hatched_cells(axes, boxes, INVALID_FACE, INVALID_EDGE, INVALID_HATCH, INVALID_GID)
-
-
-def invalid_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> List[Part]:
-    """A section's table of its invalid points, each row ending with its reason; nothing when
-    there is none."""
-    return headed_table(INVALID_HEADING, [*header, "reason"], rows)

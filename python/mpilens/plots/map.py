@@ -11,15 +11,11 @@ from ..markup import Markup, details, element, table
 from ..results import Run
 from ..section import Part, ReportSection
 from ..units import format_size, format_time, short_size
+from . import invalid as inv
 from .common import (
     SMALL_FONT,
     decorate,
     diagnosis_part,
-    invalid_cells,
-    invalid_handles,
-    invalid_label,
-    invalid_markers,
-    invalid_table,
     literal,
     new_figure,
     plot_part,
@@ -159,7 +155,7 @@ def _draw_invalid(axes: Axes, grid: ma.Grid, rows: Sequence[int], columns: Seque
             gid=INVALID_VALUE_GID,
             zorder=5,
         )
-    invalid_cells(axes, boxes)
+    inv.cells(axes, boxes)
 
 
 def gain_figure(grid: ma.Grid) -> Figure:
@@ -186,7 +182,7 @@ def gain_figure(grid: ma.Grid) -> Figure:
         _draw_invalid(axes, grid, rows, columns)
         axes.set_title(title, fontsize=9)
     if grid.invalid:
-        handles = invalid_handles([INVALID_REASON])
+        handles = inv.handles([INVALID_REASON])
         figure.legend(
             list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT
         )
@@ -290,7 +286,7 @@ def times_figure(grid: ma.Grid) -> Figure:
     axes.set_yscale("log")
     _seconds_axis(axes)
     decorate(axes, "communication time", "iterations", "time")
-    invalid = invalid_markers(
+    invalid = inv.markers(
         axes,
         [
             (cell.iterations, time)
@@ -313,7 +309,7 @@ def times_figure(grid: ma.Grid) -> Figure:
     texts = ["t1: without reordering", "t2 + t3: reordering, then the same\niterations"]
     if invalid is not None:
         styles.append(invalid)
-        texts.append(invalid_label(INVALID_REASON))
+        texts.append(inv.label(INVALID_REASON))
     axes.legend(
         styles,
         texts,
@@ -549,7 +545,7 @@ MEASUREMENT_TEXT = (
 
 def invalid_part(found: Sequence[ma.Grid]) -> List[Part]:
     """The table of the invalid cells of every setting, when there are any."""
-    return invalid_table(
+    return inv.table(
         ["setting", "iterations", "buffer size", "gain", "lowest gain without t2", "model"],
         [
             [

@@ -12,16 +12,12 @@ from ..markup import element, table
 from ..results import Run
 from ..section import Part, Plot, ReportSection
 from ..units import format_size, format_time
+from . import invalid as inv
 from .common import (
-    INVALID_EDGE,
-    INVALID_FACE,
-    INVALID_GID,
-    INVALID_HATCH,
     SMALL_FONT,
     diagnosis_part,
     hatched_cells,
     headed_table,
-    invalid_handles,
     literal,
     new_figure,
     to_plot,
@@ -223,7 +219,7 @@ class CellMark:
 
 
 UNDETERMINED = CellMark(FADE, HATCH_COLOUR, HATCH, UNDETERMINED_GID)
-INVALID = CellMark(INVALID_FACE, INVALID_EDGE, INVALID_HATCH, INVALID_GID)
+INVALID = CellMark(inv.FACE, inv.EDGE, inv.HATCH, inv.GID)
 
 
 def _mark_cells(
@@ -302,7 +298,7 @@ def map_figure(grid: overlap.Grid) -> Figure:
 
 def _invalid_legend(figure: Figure, reasons: Iterable[str]) -> None:
     """The legend of the invalid cells, below the maps, when there are any."""
-    handles = invalid_handles(reasons)
+    handles = inv.handles(reasons)
     if handles:
         figure.legend(
             list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT

@@ -11,15 +11,13 @@ from ..markup import Markup, details, element, table
 from ..results import Run, record_object
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
+from . import invalid as inv
 from .common import (
     SMALL_FONT,
     Comparison,
     decorate,
     diagnosis_part,
     headed_plot,
-    invalid_label,
-    invalid_markers,
-    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -119,9 +117,9 @@ def _draw_invalid(
     axes: Axes, points: Sequence[Tuple[float, Optional[float]]], handles: Dict[str, Artist]
 ) -> None:
     """The panel's invalid points, once its axes are set, with their legend entry."""
-    drawn = invalid_markers(axes, points)
+    drawn = inv.markers(axes, points)
     if drawn is not None:
-        handles.setdefault(invalid_label(INVALID_REASON), drawn)
+        handles.setdefault(inv.label(INVALID_REASON), drawn)
 
 
 def _at_main_pb(invalid: Invalid, bench: str, recv: str) -> List[Tuple[int, float]]:
@@ -485,7 +483,7 @@ def _with_invalid(caption: str, invalid: Invalid) -> str:
 
 def invalid_part(invalid: Invalid) -> List[Part]:
     """The table of the invalid points, when there are any."""
-    return invalid_table(
+    return inv.table(
         ["benchmark", "receives", "method", "pb size", "message size", "figure"],
         [
             [

@@ -11,14 +11,12 @@ from ..markup import Markup, details, element, table
 from ..results import Run, record_object
 from ..section import Part, ReportSection
 from ..units import format_size, format_time
+from . import invalid as inv
 from .common import (
     SMALL_FONT,
     Comparison,
     decorate,
     diagnosis_part,
-    invalid_label,
-    invalid_markers,
-    invalid_table,
     legend_beside,
     literal,
     new_figure,
@@ -158,9 +156,9 @@ def _overhead_panel(
     size_axis(axes)
     _time_axis(axes, values, log=bool(values))
     # Below 0, they stand on the bottom edge of a logarithmic panel.
-    drawn = invalid_markers(axes, _invalid_in_panel(invalid, operation, kind))
+    drawn = inv.markers(axes, _invalid_in_panel(invalid, operation, kind))
     if drawn is not None:
-        handles.setdefault(invalid_label(INVALID_REASON), drawn)
+        handles.setdefault(inv.label(INVALID_REASON), drawn)
     decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
 
 
@@ -212,7 +210,7 @@ def overhead_caption(found: pg.Found, invalid: Invalid = ()) -> str:
 
 def invalid_part(run: Run) -> List[Part]:
     """The table of the invalid points, when there are any."""
-    return invalid_table(
+    return inv.table(
         ["operation", "kind", "setting", "strategy", "size", "figure", "its interval up to"],
         [
             [
