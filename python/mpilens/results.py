@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Unio
 
 from .errors import MpilensError
 from .safe_names import file_name_part
+from .schema import FieldError, check_meta, check_note, check_point
 from .units import parse_size
 
 SUPPORTED_SCHEMA = 1
@@ -83,7 +84,11 @@ def record_number(value: object) -> Optional[float]:
     """A finite number from a record; None for null, text, NaN or infinity."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:
+        # An integer beyond the range of a float.
+        return None
 
 
 def record_object(record: Record, key: str) -> Record:
@@ -159,6 +164,17 @@ def _truncated(path: Path, number: int) -> MpilensError:
     )
 
 
+def _check_types(
+    path: Path, number: int, what: str, check: Callable[[Record], None], record: Record
+) -> None:
+    """Check the types of the record of line `number` (schema.py), refusing the file with the
+    field, the type expected and the one found."""
+    try:
+        check(record)
+    except FieldError as error:
+        raise MpilensError(f'"{path}" is corrupt at line {number}: {what} {error}') from None
+
+
 def _check_meta(path: Path, meta: Any) -> Record:
     if not isinstance(meta, dict) or meta.get("type") != "meta":
         raise MpilensError(f'"{path}" is not an mpilens results file')
@@ -181,15 +197,17 @@ def _check_meta(path: Path, meta: Any) -> Record:
         raise MpilensError(
             f'"{path}" is corrupt at line 1: the meta record has no integer "points_total"'
         )
+    _check_types(path, 1, "meta", check_meta, meta)
     return meta
 
 
-def _check_point(path: Path, number: int, point: Record, seen: Dict[str, int]) -> None:
+def _check_point(path: Path, number: int, point: Record, family: str, seen: Dict[str, int]) -> None:
     for name, kind in _POINT_FIELDS.items():
         if not isinstance(point.get(name), kind):
             raise MpilensError(
                 f'"{path}" is corrupt at line {number}: the point has no valid "{name}"'
             )
+    _check_types(path, number, "point", lambda found: check_point(found, family), point)
     key = point["key"]
     if key in seen:
         raise MpilensError(
@@ -233,9 +251,10 @@ def load(path: PathLike) -> Run:
         record = _upgrade(record, schema)
         kind = record.get("type")
         if kind == "point":
-            _check_point(path, number, record, seen)
+            _check_point(path, number, record, meta["family"], seen)
             run.points.append(record)
         elif kind == "note":
+            _check_types(path, number, "note", check_note, record)
             run.notes.append(record)
         # Records of other types come from newer writers of the same schema: skip them.
     return run

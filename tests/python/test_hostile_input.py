@@ -253,3 +253,26 @@ def test_terminate_stops_the_job_and_keeps_the_points(fake, tmp_path, signum, st
             os.kill(rank, signal.SIGKILL)
         if process.poll() is None:
             process.kill()
+
+
+# --- types of record fields ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, change, message", [
+    (0, lambda r: r.update(hosts=5),
+     'line 1: meta field "hosts": expected a list of strings, found a number'),
+    (0, lambda r: r.update(mpi={"flavour": ["x"]}),
+     'line 1: meta field "mpi.flavour": expected a string, found a list'),
+    (1, lambda r: r["stats"].update(achieved_ns="12"),
+     'line 2: point field "stats.achieved_ns": expected a number or null, found a string'),
+    (3, lambda r: r["params"].update(target_ns=10**400),
+     'line 4: point field "params.target_ns": expected a number, found a number too large'),
+    (3, lambda r: r["params"].pop("target_ns"),
+     'line 4: point field "params.target_ns": expected a value, found nothing'),
+])
+def test_a_field_of_another_type_is_refused_with_its_line(tmp_path, sanity_records, line,
+                                                          change, message):
+    change(sanity_records[line])
+    path = write_records(tmp_path / "run.jsonl", sanity_records)
+    with pytest.raises(MpilensError) as refused:
+        results.load(path)
+    assert str(refused.value) == f'"{path}" is corrupt at {message}'
