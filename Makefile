@@ -29,7 +29,7 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test test-sanitize lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test test-sanitize lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean test-conformance $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
 run: deps build
 	$(VENV)/bin/mpilens suite --preset quick
@@ -117,6 +117,18 @@ cluster-down:
 
 test-cluster: deps-cluster build-openmpi build-mpich
 	$(VENV)/bin/pytest -q tests/cluster
+
+# MPICH's own test suite (test/mpi of pmodels/mpich, fetched by hand: docs/conformance.md), run
+# without and with each layer preloaded; not part of make test, which cannot fetch it. SUITE=DIR
+# (MPICH's source, its test/mpi or a git directory of it), MPI=mpich|openmpi, DIRS=pt2pt,coll,...,
+# LAYERS=none,monitor,piggyback:METHOD,progress:MODE,stacked; the table goes to results/.
+CONFORMANCE_MPI = $(or $(MPI),mpich)
+test-conformance: build-$(CONFORMANCE_MPI)
+	@test -n "$(SUITE)" || { echo "make test-conformance: SUITE=DIR is MPICH's source (docs/conformance.md)"; exit 2; }
+	@mkdir -p results
+	tests/conformance/run $(SUITE) --mpi $(CONFORMANCE_MPI) $(if $(DIRS),--dirs $(DIRS)) \
+	    $(if $(LAYERS),--layers $(LAYERS)) --output results/conformance-$(CONFORMANCE_MPI).md
+	@cat results/conformance-$(CONFORMANCE_MPI).md
 
 bench: build
 	@for f in $(FLAVOURS); do echo "== bench/core_overhead ($$f build)"; build/$$f/bench/core_overhead; done
