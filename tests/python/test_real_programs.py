@@ -265,8 +265,11 @@ def test_coll_series_reads_back(coll_runs, flavour):
             assert oli["latency_ns"] == max(v for v in oli["per_rank_ns"] if v is not None)
     lines = done.stdout.splitlines()
     assert "bcast/linear, 256 B, hop delay 1 ms: latency in µs" in lines
+    # the analysis's verdict on bcast/linear against its truth; where the rank counts are invalid
+    # (4 ranks share the 2 cores here, and a busy machine can put oli outside its bracket at 2),
+    # the INVALID warning that says why takes the truth sentence's place
     assert any("bcast/linear: under --hop-delay 1 ms the oli estimate is" in line
-               for line in lines)
+               or "bcast/linear: INVALID at" in line for line in lines)
     assert lines[-2:] == [f"results: {outdir}", f"report: {outdir / 'report.html'}"]
     # Last, the times themselves, judged only on a machine quiet enough: the hop delays are sleeps,
     # and when they overslept by more than 10% the cores were taken from the ranks (the rule of
