@@ -14,6 +14,7 @@ from conftest import ROOT, bin_dir, hosts_by_rank, meta_of, points_of
 
 CHECK_COLL = ROOT / "tests" / "mpi" / "check_coll.py"
 PROGRESS_LIBRARY = "libmpilens-progress.so"
+ATTEMPTS = 3
 SHARED_MACHINE = "hosts mlnode0 and mlnode1 are one machine (they report the same machine id)"
 
 
@@ -42,18 +43,29 @@ def test_family_in_an_allocation_uses_srun(cluster, flavour, tmp_path):
 
 def test_coll_under_a_hop_delay_finds_the_truth(cluster, flavour, tmp_path):
     """The binomial reference broadcast under 5 ms per hop: oli within 10% of the analytic
-    latency across the nodes (--wait auto sleeps: the 4 ranks share one machine's 2 cores)."""
+    latency across the nodes (--wait auto sleeps: the 4 ranks share one machine's 2 cores).
+    The truth is a timing on a shared machine: like test_coll_cli.sh, a failed judgement is
+    measured again, up to ATTEMPTS times, and the first that passes decides (CI once put one
+    broadcast 14% over its truth under Open MPI with the hop delays only 2% late); a wrong
+    formula fails every attempt."""
     output = tmp_path / "coll.jsonl"
-    cluster.run([*cluster.srun(flavour), bin_dir(flavour) / "mpilens-coll", "--algo", "binomial",
-                 "--method", "oli", "--hop-delay", "5ms", "--block", "10", "--reps", "3",
-                 "--output", output], cwd=tmp_path)
-    assert meta_of(output)["options"]["wait"] == "auto"
-    assert all(point["params"]["wait"] == "sleep" for point in points_of(output))
-    checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "truth"],
-                             capture_output=True, text=True)
-    if checked.returncode == 3:  # the hop delays overslept: the machine was too busy to judge
-        pytest.skip(checked.stderr.strip())
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    verdicts = []
+    for _ in range(ATTEMPTS):
+        output.unlink(missing_ok=True)  # else the program would resume from the judged file
+        cluster.run([*cluster.srun(flavour), bin_dir(flavour) / "mpilens-coll", "--algo",
+                     "binomial", "--method", "oli", "--hop-delay", "5ms", "--block", "10",
+                     "--reps", "3", "--output", output], cwd=tmp_path)
+        assert meta_of(output)["options"]["wait"] == "auto"
+        assert all(point["params"]["wait"] == "sleep" for point in points_of(output))
+        checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "truth"],
+                                 capture_output=True, text=True)
+        if checked.returncode == 0:
+            return
+        assert checked.returncode in (1, 3), checked.stdout + checked.stderr
+        verdicts.append((checked.returncode, checked.stdout + checked.stderr))
+    if all(code == 3 for code, _ in verdicts):  # the hop delays overslept every time
+        pytest.skip(verdicts[-1][1].strip())
+    pytest.fail("no attempt found the truth:\n" + "\n".join(text for _, text in verdicts))
 
 
 def test_coll_without_a_delay(cluster, flavour, tmp_path):
