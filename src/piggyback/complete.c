@@ -8,20 +8,38 @@
 
 #include "hooks.h"
 
+/* A receive MPI_Request_get_status saw complete: the statuses MPI gives for it later count the
+ * in-band pb again; the program is shown the payload's bytes it was shown then. */
+static void restore_seen_count(const ml_req_t *r, MPI_Status *status)
+{
+    if (r->finished && r->kind == REQ_RECV && ml_pb.method->mechanism != PB_SEPARATE)
+        PMPI_Status_set_elements_x(status, MPI_BYTE, r->seen_bytes);
+}
+
+/* A send cancelled by the program takes its pb with it: the separate method's pb message is
+ * cancelled too, an in-band pb went nowhere; the check driver is told either way. */
+static void send_completed(ml_req_t *r, const MPI_Status *status)
+{
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (ml_pb.method->mechanism == PB_SEPARATE)
+        ml_pb_separate_send_done(r, cancelled);
+    else if (cancelled && r->pb)
+        ml_pb_drivers_withdrawn(r->pb, r->peer, r->tag, r->comm);
+}
+
 void ml_pb_complete(ml_req_t *r, MPI_Status *status)
 {
     if (!r->finished && r->kind != REQ_PAIR) { /* a pair: its two requests did their part */
         if (r->kind == REQ_SEND) {
-            int cancelled = 0;
-            PMPI_Test_cancelled(status, &cancelled);
-            if (cancelled && ml_pb.method->mechanism == PB_SEPARATE && ml_pb.size)
-                ml_pb_fail("a send was cancelled, but its piggyback message is on its way: the separate "
-                           "method cannot take it back (cancelling sends is deprecated since MPI 4.0)");
+            send_completed(r, status);
         } else if (ml_pb.method->mechanism == PB_SEPARATE) {
             ml_pb_separate_completed(r, r->comm, status);
         } else {
             ml_pb_recv_finish(r, status, ML_FINISH_STATUS_SEEN | ML_FINISH_CANCELLABLE);
         }
+    } else {
+        restore_seen_count(r, status);
     }
     r->finished = 0;
     if (r->persistent) {
@@ -126,8 +144,14 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     ml_req_t *r = ml_req_find(request);
     if (has_work(r) && r->kind == REQ_PAIR)
         ml_pb_pair_drive(r, 0); /* sets finished once both are done */
-    if (!has_work(r) || r->finished)
+    if (!has_work(r))
         return ML_NEXT(MPI_Request_get_status)(request, flag, status);
+    if (r->finished) {
+        int rc = ML_NEXT(MPI_Request_get_status)(request, flag, status);
+        if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+            restore_seen_count(r, status);
+        return rc;
+    }
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Request_get_status)(request, flag, st);
@@ -136,6 +160,7 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             ml_pb_separate_completed(r, r->comm, st);
         else
             ml_pb_recv_finish(r, st, ML_FINISH_STATUS_SEEN | ML_FINISH_CANCELLABLE);
+        PMPI_Get_elements_x(st, MPI_BYTE, &r->seen_bytes);
         r->finished = 1;
     }
     return rc;
@@ -363,6 +388,9 @@ int ml_pb_request_free(MPI_Request *request)
     if (r->active) { /* MPI would free it when complete; the layer still has its part to do */
         ml_pb_zombie_add(r);
         *request = MPI_REQUEST_NULL;
+        /* now, not at the next completion call: a send cancelled and freed (MPICH's
+         * issendselfcancel) withdraws its pb message before a receive posted next can take it */
+        ml_pb_zombies_poll(0);
         return MPI_SUCCESS;
     }
     ml_req_remove(r);

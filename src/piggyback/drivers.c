@@ -93,6 +93,22 @@ static void check_produce(void *pb, size_t size, int dest, int tag, MPI_Comm com
         ((unsigned char *)pb)[k] = pattern(head.sequence, k);
 }
 
+void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm)
+{
+    if (ml_pb.producer != check_produce)
+        return;
+    check_pb_t head;
+    memcpy(&head, pb, sizeof head);
+    stream_t *s = stream_get(&sent, comm, dest, tag);
+    if (head.sequence + 1 == s->n) /* the stream's last: the next message takes its number */
+        s->n--;
+    else
+        ml_pb_say(0,
+                  "check: a message to rank %d, tag %d was cancelled after later ones of its stream were sent: "
+                  "its receiver will count it missing",
+                  dest, tag);
+}
+
 static void check_error(const char *what, int source, int tag, long long expected, long long got)
 {
     if (check_errors++ < ERRORS_SHOWN)

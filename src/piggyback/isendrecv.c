@@ -12,17 +12,40 @@
 #include "hooks.h"
 
 struct ml_pair {
-    MPI_Request recv, send; /* the layer's own; MPI_REQUEST_NULL once done */
-    MPI_Status status;      /* the receive's, as the program sees it */
-    void *packed;           /* the replace form's copy of the outgoing data */
+    MPI_Request recv, send;              /* the layer's own; MPI_REQUEST_NULL once done */
+    ml_req_t *recv_record, *send_record; /* their records, kept out of the table (see hold) */
+    MPI_Status status;                   /* the receive's, as the program sees it */
+    void *packed;                        /* the replace form's copy of the outgoing data */
 };
 
 void ml_pb_pair_free(ml_pair_t *pair)
 {
     if (!pair)
         return;
+    ml_req_free(pair->recv_record);
+    ml_req_free(pair->send_record);
     free(pair->packed);
     free(pair);
+}
+
+/* Moves one of the pair's requests on (waits for it when `wait`); its record does the layer's
+ * part once it is complete. Clears *done when it is not. */
+static void drive_one(MPI_Request *request, ml_req_t **record, MPI_Status *status, int wait, int *done)
+{
+    if (*request == MPI_REQUEST_NULL)
+        return;
+    int flag = 1;
+    if (wait)
+        PMPI_Wait(request, status);
+    else
+        PMPI_Test(request, &flag, status);
+    if (!flag) {
+        *done = 0;
+        return;
+    }
+    if (*record)
+        ml_pb_complete(*record, status);
+    *record = NULL;
 }
 
 void ml_pb_pair_drive(ml_req_t *r, int wait)
@@ -31,18 +54,10 @@ void ml_pb_pair_drive(ml_req_t *r, int wait)
     if (!pair || r->finished)
         return;
     int done = 1;
-    if (pair->recv != MPI_REQUEST_NULL) {
-        if (wait)
-            ml_pb_wait(&pair->recv, &pair->status);
-        else
-            ml_pb_test(&pair->recv, &done, &pair->status);
-    }
-    if (done && pair->send != MPI_REQUEST_NULL) {
-        if (wait)
-            ml_pb_wait(&pair->send, MPI_STATUS_IGNORE);
-        else
-            ml_pb_test(&pair->send, &done, MPI_STATUS_IGNORE);
-    }
+    MPI_Status send_status;
+    drive_one(&pair->recv, &pair->recv_record, &pair->status, wait, &done);
+    if (done)
+        drive_one(&pair->send, &pair->send_record, &send_status, wait, &done);
     if (pair->recv == MPI_REQUEST_NULL && pair->send == MPI_REQUEST_NULL) {
         r->finished = 1;
         PMPI_Grequest_complete(r->handle);
@@ -50,6 +65,19 @@ void ml_pb_pair_drive(ml_req_t *r, int wait)
 }
 
 #if MPI_VERSION >= 4
+/* The record of one of the pair's requests, taken out of the table of the program's requests:
+ * MPICH gives every send it completed at once the same handle, so the program's next MPI_Isend
+ * would find (and drop) the pair's send under it, or the pair's completion would complete the
+ * program's send in its place and leave the program's MPI_Waitall a freed record (MPICH's
+ * sendrecv3 -isendrecv hung so). NULL where the layer kept no record (MPI_PROC_NULL). */
+static ml_req_t *hold(MPI_Request handle)
+{
+    ml_req_t *r = ml_req_find(handle);
+    if (r)
+        ml_req_remove(r);
+    return r;
+}
+
 static int query(void *extra, MPI_Status *status)
 {
     *status = ((ml_pair_t *)extra)->status;
@@ -84,10 +112,14 @@ static int post_pair(ml_pair_t *pair, const void *sendbuf, int sendcount, MPI_Da
 {
     pair->recv = pair->send = MPI_REQUEST_NULL;
     int rc = ml_pb_recv_request(0, recvbuf, recvcount, recvtype, source, recvtag, comm, &pair->recv);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        pair->recv_record = hold(pair->recv);
         rc = ml_pb_send_request(MODE_STANDARD, 0, sendbuf, sendcount, sendtype, dest, sendtag, comm, &pair->send);
-    if (rc == MPI_SUCCESS)
+    }
+    if (rc == MPI_SUCCESS) {
+        pair->send_record = hold(pair->send);
         rc = PMPI_Grequest_start(query, free_nothing, cancel_both, pair, request);
+    }
     if (rc != MPI_SUCCESS) {
         ml_pb_pair_free(pair);
         return rc;

@@ -63,6 +63,9 @@ void ml_pb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noret
 void ml_pb_drivers_init(MPI_Comm world);
 /* The check driver's report (errors counted at every rank), printed by rank 0. */
 void ml_pb_drivers_finalize(MPI_Comm world);
+/* A send to (dest, tag, comm) whose pb was `pb` was cancelled, pb and all: the check driver
+ * gives its sequence number to the stream's next message, so that the receiver sees no gap. */
+void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm);
 
 /* ---- requests (requests.c) -------------------------------------------------------------------- */
 
@@ -75,8 +78,10 @@ struct ml_req {
     MPI_Request handle; /* what the user holds */
     ml_req_kind_t kind;
     int persistent, active;
-    int finished;    /* the layer's part is done (MPI_Request_get_status saw it complete) */
-    int in_snapshot; /* already in the array being completed (MPICH's shared handles) */
+    int finished;         /* the layer's part is done (MPI_Request_get_status saw it complete) */
+    MPI_Count seen_bytes; /* ... and the payload's bytes the program's status said then (in-band) */
+    int type_held;        /* `type` is the layer's duplicate of the program's, freed with the record */
+    int in_snapshot;      /* already in the array being completed (MPICH's shared handles) */
     /* the user's view of the operation */
     void *buf;
     int count;
@@ -97,6 +102,7 @@ struct ml_req {
     MPI_Datatype wire_type; /* persistent struct types, freed with the request */
     ml_pair_t *pair;        /* REQ_PAIR: its two requests, freed with it */
     /* separate */
+    MPI_Request pb_request; /* a send's pb message (in `pb`) until the send completes */
     ml_req_t *pending_prev, *pending_next;
     int pending; /* on its communicator's list of receives not yet paired */
 };
@@ -188,8 +194,13 @@ void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status);
 /* A message matched by MPI_(I)mprobe: paired (and its pb consumed) at once, since matching is
  * what orders a stream. */
 void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status);
-/* Sends the pb message of a send to `dest`, and leaves it in flight. */
-void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes);
+/* Sends the pb message of a send to `dest`: held by the send's record `owner` until the send
+ * completes (the program may cancel it, and its pb message must then go too), or, with no owner
+ * (a blocking send), left in flight at once. */
+void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes, ml_req_t *owner);
+/* The send of record `r` completed (`cancelled`: the program cancelled it): its pb message is
+ * left in flight, or cancelled too. */
+void ml_pb_separate_send_done(ml_req_t *r, int cancelled);
 
 /* ---- the layer's own sends in flight (in_flight.c) -------------------------------------------- */
 

@@ -71,12 +71,38 @@ void ml_req_insert(ml_req_t *r)
     place(r);
 }
 
+/* Whether the record uses its derived datatype after the call that made it returns: a packed
+ * receive unpacks at completion, a persistent request packs or counts at each start. */
+static int type_needed_later(const ml_req_t *r)
+{
+    if (r->type == MPI_DATATYPE_NULL || !(r->persistent || (r->kind == REQ_RECV && r->staged && !r->contiguous)))
+        return 0;
+    int integers, addresses, types, combiner;
+    PMPI_Type_get_envelope(r->type, &integers, &addresses, &types, &combiner);
+    return combiner != MPI_COMBINER_NAMED;
+}
+
+/* The program may free a datatype as soon as the call that uses it returns, and MPI keeps it alive
+ * for the pending operation (MPI 4.1, section 5.1.9); the layer keeps its own duplicate for what
+ * it does later (MPICH's dtype_send freed the type under 128 packed receives). */
+static void hold_type(ml_req_t *r)
+{
+    if (!type_needed_later(r))
+        return;
+    MPI_Datatype own;
+    if (PMPI_Type_dup(r->type, &own) != MPI_SUCCESS)
+        ml_pb_fail("MPI_Type_dup failed on the datatype of a pending operation");
+    r->type = own;
+    r->type_held = 1;
+}
+
 int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active)
 {
     if (rc != MPI_SUCCESS) {
         ml_req_free(r);
         return rc;
     }
+    hold_type(r);
     r->handle = handle;
     r->active = active;
     ml_req_insert(r);
@@ -137,6 +163,7 @@ ml_req_t *ml_req_new(ml_req_kind_t kind)
     r->kind = kind;
     r->handle = MPI_REQUEST_NULL;
     r->wire_type = MPI_DATATYPE_NULL;
+    r->pb_request = MPI_REQUEST_NULL;
     return r;
 }
 
@@ -154,10 +181,16 @@ void ml_req_free(ml_req_t *r)
 {
     if (!r)
         return;
+    if (r->pb_request != MPI_REQUEST_NULL) { /* a pb message still going: left in flight */
+        ml_pb_in_flight_add(r->pb_request, r->pb);
+        r->pb = NULL;
+    }
     ml_pb_buffer_put(r->staging);
     ml_pb_buffer_put(r->pb);
     if (r->wire_type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&r->wire_type);
+    if (r->type_held)
+        PMPI_Type_free(&r->type);
     ml_pb_pair_free(r->pair);
     r->pending_next = spare_records;
     spare_records = r;

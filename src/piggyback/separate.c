@@ -314,7 +314,7 @@ void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status)
  * could deadlock a correct program, since its receiver takes it only once it has the payload.
  * So pb messages are left in flight (in_flight.c). */
 
-void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes)
+void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes, ml_req_t *owner)
 {
     if (!in_use() || dest == MPI_PROC_NULL)
         return;
@@ -324,7 +324,38 @@ void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes)
     ml_pb_produce(pb, dest, tag, comm, payload_bytes);
     MPI_Request request;
     PMPI_Isend(pb, (int)ml_pb.size, MPI_BYTE, dest, tag, ml_pb_shadow(comm), &request);
-    ml_pb_in_flight_add(request, pb);
+    if (!owner) {
+        ml_pb_in_flight_add(request, pb);
+        return;
+    }
+    ml_pb_separate_send_done(owner, 0); /* a persistent send's previous pb message, if any */
+    owner->pb_request = request;
+    owner->pb = pb;
+}
+
+/* A cancelled send whose pb message can still be withdrawn (MPICH cancels an unmatched send to
+ * itself, MPICH's issendselfcancel) leaves both streams as they were. One that cannot (it was
+ * received) would pair every later message of its stream with the wrong pb. */
+void ml_pb_separate_send_done(ml_req_t *r, int cancelled)
+{
+    if (r->pb_request == MPI_REQUEST_NULL)
+        return;
+    if (cancelled) {
+        MPI_Status pb_status;
+        PMPI_Cancel(&r->pb_request);
+        PMPI_Wait(&r->pb_request, &pb_status); /* returns, the send being marked for cancellation */
+        PMPI_Test_cancelled(&pb_status, &cancelled);
+        if (!cancelled)
+            ml_pb_fail("a send to rank %d (tag %d) was cancelled, but its piggyback message was already received: "
+                       "the separate method cannot take it back (cancelling sends is deprecated since MPI 4.0)",
+                       r->peer, r->tag);
+        ml_pb_drivers_withdrawn(r->pb, r->peer, r->tag, r->comm);
+        ml_pb_buffer_put(r->pb);
+    } else {
+        ml_pb_in_flight_add(r->pb_request, r->pb);
+    }
+    r->pb = NULL;
+    r->pb_request = MPI_REQUEST_NULL;
 }
 
 void ml_pb_separate_finalize(void)

@@ -77,7 +77,7 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
 static void separate_before(int dest, int sendtag, MPI_Comm comm, size_t bytes, int source, int recvtag)
 {
     if (!ml_pb_separate_after())
-        ml_pb_separate_send(dest, sendtag, comm, bytes);
+        ml_pb_separate_send(dest, sendtag, comm, bytes, NULL);
     ml_pb_separate_expect(comm, source, recvtag);
 }
 
@@ -89,7 +89,7 @@ static void separate_after(int rc, int dest, int sendtag, MPI_Comm comm, size_t 
         return;
     }
     if (ml_pb_separate_after())
-        ml_pb_separate_send(dest, sendtag, comm, bytes);
+        ml_pb_separate_send(dest, sendtag, comm, bytes, NULL);
     if (source != MPI_PROC_NULL)
         ml_pb_separate_completed(NULL, comm, status);
 }

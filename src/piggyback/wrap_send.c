@@ -66,10 +66,10 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
     if (ml_pb.method->mechanism == PB_SEPARATE) {
         int after = ml_pb_separate_after();
         if (!after)
-            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type), NULL);
         rc = next_send(mode, buf, count, type, dest, tag, comm);
         if (after && rc == MPI_SUCCESS)
-            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+            ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type), NULL);
     } else {
         const void *wire_buf;
         int wire_count;
@@ -148,10 +148,10 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
         } else {
             int after = ml_pb_separate_after();
             if (!after)
-                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type), r);
             rc = next_isend(mode, buf, count, type, dest, tag, comm, request);
             if (after && rc == MPI_SUCCESS)
-                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type));
+                ml_pb_separate_send(dest, tag, comm, ml_pb_payload_bytes(count, type), r);
         }
     } else {
         const void *wire_buf;
@@ -178,6 +178,6 @@ int ml_pb_send_start(ml_req_t *r)
     if (ml_pb.method->mechanism != PB_SEPARATE)
         return r->send_mode == MODE_BUFFERED ? buffered_copy(r->buf, r->count, r->type, r->peer, r->tag, r->comm)
                                              : ml_pb_send_restart(r);
-    ml_pb_separate_send(r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type));
+    ml_pb_separate_send(r->peer, r->tag, r->comm, ml_pb_payload_bytes(r->count, r->type), r);
     return MPI_SUCCESS;
 }

@@ -6,6 +6,9 @@
 #   received, with no error, at a small and at a large pb size;
 # - so does pb_buffered, whose buffered sends (Bsend, Ibsend, Bsend_init) have exactly the
 #   attached buffer the MPI standard requires: the layer's additions must not come out of it;
+# - so does pb_conformance, the cases MPICH's test suite found (tests/conformance/run): a status
+#   seen by MPI_Request_get_status, datatypes freed while pending, an MPI_Isendrecv left pending
+#   beside large messages, a cancelled send to itself;
 # - so does pb_pingpong, a ping-pong written in Fortran, through the layer's Fortran entry points
 #   (FORTRAN_PROGRAM "-" where this MPI has no Fortran interface);
 # - so does pb_large_count through MPI-4's large-count forms, whose counts above INT_MAX the layer
@@ -15,12 +18,12 @@
 # - the lamport driver gives the clocks a token ring must end with;
 # - bad configurations end at MPI_Init with one clear line and a non-zero status; a program
 #   asking for MPI_THREAD_MULTIPLE is told what it gets, in one line, and MPI_Query_thread agrees.
-# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM BUFFERED_PROGRAM SWEEP CG
-#                         FORTRAN_PROGRAM LARGE_PROGRAM NP LAUNCHER [ARGS...]
+# usage: test_pb_layer.sh LIBRARY CALLS_PROGRAM RING_PROGRAM THREADS_PROGRAM BUFFERED_PROGRAM
+#                         CONFORMANCE_PROGRAM SWEEP CG FORTRAN_PROGRAM LARGE_PROGRAM NP LAUNCHER [ARGS...]
 set -u
-# shellcheck disable=SC2034 # calls, buffered, sweep and cg are read by name, as ${!program} and ${!app}
-library=$1 calls=$2 ring=$3 threads=$4 buffered=$5 sweep=$6 cg=$7 fortran=$8 large=$9 np=${10}
-shift 10
+# shellcheck disable=SC2034 # calls, buffered, conformance, sweep and cg are read by name, as ${!program} and ${!app}
+library=$1 calls=$2 ring=$3 threads=$4 buffered=$5 conformance=$6 sweep=$7 cg=$8 fortran=$9 large=${10} np=${11}
+shift 11
 launch=("$@")
 . "$(dirname "$0")/../testlib.sh"
 vars=(LD_PRELOAD MPILENS_PB_METHOD MPILENS_PB_SIZE MPILENS_PB_DRIVER MPILENS_PB_AUTO_FILE)
@@ -50,13 +53,15 @@ check_calls() { # check_calls NAME: the program passed and the driver verified e
     fail "$name: the check driver reports \"$(grep -m1 'check (' "$work/$name.err")\" for $expected messages received: $(grep -m3 'check:' "$work/$name.err")"
 }
 
-# Every covered call, then buffered sends at exactly the room the standard requires, without the
-# layer and under every method.
-for program in calls buffered; do
+# Every covered call, then buffered sends at exactly the room the standard requires, then the
+# cases of MPICH's suite, without the layer and under every method.
+for program in calls buffered conformance; do
   run "${program}_none" none 0 none "${!program}"
   check_calls "${program}_none" none
+  sizes=(24 4096)
+  [ "$program" = conformance ] && sizes=(24) # its cases are of call sequences, not of pb sizes
   for method in pack-before pack-after datatype-before datatype-after separate separate-after auto; do
-    for pb_size in 24 4096; do
+    for pb_size in "${sizes[@]}"; do
       run "${program}_${method}_$pb_size" "$method" "$pb_size" check "${!program}"
       check_calls "${program}_${method}_$pb_size" "$method"
     done

@@ -1,0 +1,202 @@
+/* What MPICH's own test suite (test/mpi/pt2pt, tests/conformance/run) found the piggyback layer
+ * doing wrong, each as a case of its own, in a ring (every rank sends to its right neighbour):
+ * - rqstatus: MPI_Request_get_status saw a receive complete, and the MPI_Wait after it showed
+ *   the bytes on the wire (8 ints for 2) instead of the payload's;
+ * - dtype_send, multi_psend_derived: the program frees a derived datatype while operations that
+ *   use it are pending (MPI keeps it alive for them): the layer unpacked with the freed handle,
+ *   and started persistent requests with it;
+ * - sendrecv3 -isendrecv: an MPI_Isendrecv of nothing, then Isends and blocking receives, then
+ *   one MPI_Waitall of them all: the layer hung (in-band methods) or aborted (separate);
+ * - issendselfcancel: an MPI_Issend to itself, cancelled and freed: the separate method refused
+ *   it, since its pb message was already on its way.
+ * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
+ * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PBTEST_STRIDE 1000000
+#include "pbtest.h"
+
+enum { LOOPS = 16 };
+
+static int rank, size, right, left;
+static long received_messages;
+
+/* Whether `st` says `n` ints came, and `in` holds message `message`; says what differs. */
+static void expect(const char *what, const MPI_Status *st, const int *in, int n, int message)
+{
+    int got = -1;
+    MPI_Get_count(st, MPI_INT, &got);
+    if (got != n || (in && !holds(in, n, message))) {
+        fprintf(stderr, "rank %d: %s: message %d: %d ints%s, expected %d\n", rank, what, message, got,
+                got == n ? ", other contents" : "", n);
+        check_failures++;
+    }
+}
+
+/* rqstatus: the count of a receive whose completion MPI_Request_get_status saw first. */
+static void status_seen_before_wait(void)
+{
+    int out[2], in[2] = {0, 0}, flag = 0;
+    fill(out, 2, 10);
+    MPI_Request request;
+    MPI_Irecv(in, 2, MPI_INT, left, 10, MPI_COMM_WORLD, &request);
+    MPI_Ssend(out, 2, MPI_INT, right, 10, MPI_COMM_WORLD);
+    MPI_Status st;
+    while (!flag)
+        MPI_Request_get_status(request, &flag, &st);
+    expect("MPI_Request_get_status", &st, in, 2, 10);
+    MPI_Request_get_status(request, &flag, &st);
+    expect("MPI_Request_get_status again", &st, in, 2, 10);
+    MPI_Wait(&request, &st);
+    expect("MPI_Wait after MPI_Request_get_status", &st, in, 2, 10);
+    received_messages++;
+}
+
+/* Every other int of a buffer: a type the in-band methods pack and unpack. */
+static MPI_Datatype every_other(int n)
+{
+    MPI_Datatype type;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    return type;
+}
+
+/* dtype_send: nonblocking sends and receives of a derived type the program frees at once. */
+static void types_freed_while_pending(void)
+{
+    static int out[LOOPS][8], in[LOOPS][8];
+    MPI_Request requests[2 * LOOPS];
+    for (int m = 0; m < LOOPS; m++) {
+        MPI_Datatype type = every_other(4);
+        for (int i = 0; i < 8; i++) {
+            out[m][i] = pbtest_value(20 + m, i / 2);
+            in[m][i] = -1;
+        }
+        MPI_Irecv(in[m], 1, type, left, 20, MPI_COMM_WORLD, &requests[2 * m]);
+        MPI_Isend(out[m], 1, type, right, 20, MPI_COMM_WORLD, &requests[2 * m + 1]);
+        MPI_Type_free(&type);
+    }
+    MPI_Status statuses[2 * LOOPS];
+    MPI_Waitall(2 * LOOPS, requests, statuses);
+    for (int m = 0; m < LOOPS; m++) {
+        int got[4] = {in[m][0], in[m][2], in[m][4], in[m][6]};
+        expect("a freed derived type", &statuses[2 * m], got, 4, 20 + m);
+        if (in[m][1] != -1 || in[m][7] != -1) {
+            fprintf(stderr, "rank %d: a freed derived type: message %d wrote between its elements\n", rank, 20 + m);
+            check_failures++;
+        }
+        received_messages++;
+    }
+}
+
+/* multi_psend_derived: persistent requests whose derived type the program freed after *_init. */
+static void persistent_types_freed(void)
+{
+    int out[2], in[2];
+    MPI_Datatype send_type, recv_type;
+    MPI_Type_dup(MPI_INT, &send_type);
+    MPI_Type_dup(MPI_INT, &recv_type);
+    MPI_Request requests[2];
+    MPI_Recv_init(in, 2, recv_type, MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, &requests[0]);
+    MPI_Send_init(out, 2, send_type, right, 30, MPI_COMM_WORLD, &requests[1]);
+    MPI_Type_free(&send_type);
+    MPI_Type_free(&recv_type);
+    for (int m = 0; m < LOOPS; m++) {
+        fill(out, 2, 30 + m);
+        MPI_Status statuses[2];
+        MPI_Startall(2, requests);
+        MPI_Waitall(2, requests, statuses);
+        expect("a persistent request of a freed type", &statuses[0], in, 2, 30 + m);
+        received_messages++;
+    }
+    MPI_Request_free(&requests[0]);
+    MPI_Request_free(&requests[1]);
+}
+
+/* sendrecv3 -isendrecv: a pair of nothing left pending while `n` messages of `count` ints go each
+ * way, then one MPI_Waitall of them all. Many small ones matter: MPICH gives every send it
+ * completed at once the same handle, the pair's own send's too. */
+static void isendrecv_beside_isends(int n, int count, int first)
+{
+#if MPI_VERSION >= 4
+    int *out = malloc((size_t)n * (size_t)count * sizeof *out), *in = malloc((size_t)count * sizeof *in);
+    MPI_Request *requests = malloc((size_t)(n + 1) * sizeof *requests);
+    MPI_Status *statuses = malloc((size_t)(n + 1) * sizeof *statuses);
+    REQUIRE(out && in && requests && statuses);
+    MPI_Isendrecv(MPI_BOTTOM, 0, MPI_INT, right, 40, MPI_BOTTOM, 0, MPI_INT, left, 40, MPI_COMM_WORLD, &requests[n]);
+    for (int m = 0; m < n; m++) {
+        fill(out + (size_t)m * count, count, first + m);
+        MPI_Isend(out + (size_t)m * count, count, MPI_INT, right, 41, MPI_COMM_WORLD, &requests[m]);
+    }
+    for (int m = 0; m < n; m++) {
+        MPI_Status st;
+        MPI_Recv(in, count, MPI_INT, left, 41, MPI_COMM_WORLD, &st);
+        expect("a receive beside a pending MPI_Isendrecv", &st, in, count, first + m);
+        received_messages++;
+    }
+    MPI_Waitall(n + 1, requests, statuses); /* the pair's status unread: MPICH 4.0's leaves it unset */
+    received_messages++;
+    free(out);
+    free(in);
+    free(requests);
+    free(statuses);
+#else
+    (void)n, (void)count, (void)first;
+#endif
+}
+
+/* issendselfcancel: a synchronous send to itself on MPI_COMM_SELF, probed, cancelled and freed;
+ * then a receive posted and cancelled. Whether MPI cancelled the send or not (the program cannot
+ * know, having freed it), the next message to itself arrives whole, with its own pb. */
+static void cancelled_send_to_self(void)
+{
+    int out[3], in[3];
+    fill(out, 3, 50);
+    MPI_Request request;
+    MPI_Status st;
+    MPI_Issend(out, 3, MPI_INT, 0, 50, MPI_COMM_SELF, &request);
+    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &st);
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+    MPI_Irecv(in, 3, MPI_INT, 0, 51, MPI_COMM_SELF, &request);
+    MPI_Cancel(&request);
+    MPI_Wait(&request, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    if (!cancelled) {
+        fprintf(stderr, "rank %d: a receive nothing could match was not cancelled\n", rank);
+        check_failures++;
+    }
+    int flag = 1;
+    MPI_Iprobe(0, 50, MPI_COMM_SELF, &flag, &st);
+    if (flag) { /* MPI could not cancel the send: it is received */
+        MPI_Recv(in, 3, MPI_INT, 0, 50, MPI_COMM_SELF, &st);
+        expect("an MPI_Issend to itself MPI could not cancel", &st, in, 3, 50);
+        received_messages++;
+    }
+    fill(out, 3, 52);
+    MPI_Sendrecv(out, 3, MPI_INT, 0, 50, in, 3, MPI_INT, 0, 50, MPI_COMM_SELF, &st);
+    expect("a message to itself after a cancelled one", &st, in, 3, 52);
+    received_messages++;
+}
+
+int main(int argc, char **argv)
+{
+    mpitest_init(&argc, &argv, &rank, &size);
+    REQUIRE(size >= 2);
+    right = (rank + 1) % size;
+    left = (rank + size - 1) % size;
+    status_seen_before_wait();
+    types_freed_while_pending();
+    persistent_types_freed();
+    isendrecv_beside_isends(100, 100, 100);
+    isendrecv_beside_isends(4, 40000, 200);
+    cancelled_send_to_self();
+    long all = 0;
+    MPI_Reduce(&received_messages, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("expected %ld messages with piggyback\n", all);
+    return mpitest_finish();
+}
