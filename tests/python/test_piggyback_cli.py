@@ -93,7 +93,7 @@ def piggyback(fake: dict, *argv: str, env: dict = None):
 @pytest.mark.parametrize("argv,message", [
     (("--methods", "pack-before,teleport"),
      'argument --methods: unknown method "teleport": choose from pack-before, pack-after, '
-     "datatype-before, datatype-after, separate, auto, all"),
+     "datatype-before, datatype-after, separate, separate-after, auto, all"),
     (("--methods", "none"), 'argument --methods: unknown method "none" (the run without the '
                             "layer is always made): choose from pack-before,"),
     (("--methods", "separate,"), 'argument --methods: invalid method list "separate,": expected '

@@ -28,7 +28,15 @@ from .overlap import run_names
 FAMILY = "piggyback"
 NONE = "none"
 # The layer's methods (MPILENS_PB_METHOD), in the order of docs/piggyback.md.
-METHODS = ("pack-before", "pack-after", "datatype-before", "datatype-after", "separate", "auto")
+METHODS = (
+    "pack-before",
+    "pack-after",
+    "datatype-before",
+    "datatype-after",
+    "separate",
+    "separate-after",
+    "auto",
+)
 RECVS = ("specific", "wildcard")
 LATENCY, BANDWIDTH, APP = "latency", "bandwidth", "app"
 PB_SIZE_MAX = 65536

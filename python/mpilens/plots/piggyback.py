@@ -47,6 +47,7 @@ STYLES = {
     "datatype-before": ("tab:red", "^"),
     "datatype-after": ("tab:orange", "v"),
     "separate": ("tab:green", "P"),
+    "separate-after": ("tab:olive", "X"),
     "auto": ("tab:purple", "*"),
 }
 OTHER_STYLE = ("tab:gray", ".")
@@ -62,6 +63,7 @@ METHOD_TEXTS = {
     "datatype-before": "a struct datatype joining the pb and the user's buffer, pb first: no copy",
     "datatype-after": "a struct datatype on the send side, pb last; received through a buffer",
     "separate": "the payload unchanged, the pb in a message of its own on a shadow communicator",
+    "separate-after": "as separate, the pb message sent after the payload rather than before",
     "auto": "pb first, packed below the threshold measured for this library, a struct datatype "
     "from there on",
 }
