@@ -343,6 +343,30 @@ def test_invalid_rank_counts_drawn_grey_with_their_reason_and_listed():
     assert "<td>4</td><td>not trustworthy: 4 ranks share 2 cores</td>" in text
 
 
+def test_profile_at_an_invalid_rank_count_is_drawn_invalid_and_said_so():
+    run = crowded_run(True)
+    found = coll.series(run)
+    _, rejected = coll.valid_series(run, found)
+    ((config, invalid),) = rejected.items()
+    reason = invalid[4]
+    point = found[config][coll.OLI][4]
+    axes = plots.profile_figure(coll.profile(point), "bcast/linear", reason).axes[0]
+    covers = by_gid(axes.patches, inv.GID)
+    assert [round(bar.get_x() + bar.get_width() / 2) for bar in covers] == [1, 2, 3]
+    assert all(cover.zorder > bar.zorder for cover in covers for bar in by_gid(axes.patches, "ol"))
+    texts = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert texts[0] == "invalid: ranks outnumber the cores"
+    caption = plots.profile_caption(coll.profile(point), "bcast/linear", reason)
+    assert caption.startswith("INVALID, shown for inspection only: not trustworthy: 4 ranks share "
+                              "2 cores; bcast/linear at 4 ranks")
+    # the valid rank count: no cover, no word of it
+    valid = coll.profile(found[config][coll.OLI][2])
+    assert not by_gid(plots.profile_figure(valid, "bcast/linear").axes[0].patches, inv.GID)
+    assert "INVALID" not in plots.profile_caption(valid, "bcast/linear")
+    captions = [plot.caption for plot in plots_of(plots.render(run).parts)]
+    assert sum(c.startswith("INVALID, shown for inspection only") for c in captions) == 2  # 3, 4
+
+
 def test_valid_run_has_no_invalid_mark_legend_nor_table():
     run = crowded_run(False)
     found = coll.series(run)
@@ -352,3 +376,18 @@ def test_valid_run_has_no_invalid_mark_legend_nor_table():
     assert not any(by_gid(axes.lines, inv.GID) for axes in figure.axes)
     assert not any(text.startswith("invalid:") for text in legend_texts(figure))
     assert "Invalid points" not in text_of(plots.render(run).parts)
+
+
+def test_comparison_leaves_invalid_rank_counts_out_of_curves_and_ratios():
+    crowded, spacious = crowded_run(True), crowded_run(False)
+    figure = plots.compare_figure(crowded, spacious, ("crowded", "spacious"))
+    (axes,) = [axes for axes in figure.axes if axes.get_visible()]
+    (a,) = by_gid(axes.lines, "A")
+    (b,) = by_gid(axes.lines, "B")
+    assert list(a.get_xdata()) == [2] and list(b.get_xdata()) == [2, 3, 4]
+    marks = by_gid(axes.lines, inv.GID)
+    assert {x for mark in marks for x in mark.get_xdata()} == {3, 4}
+    assert legend_texts(figure).count("invalid: ranks outnumber the cores") == 1
+    rows = str(plots.compare_table(crowded, spacious, ("crowded", "spacious")))
+    assert "<td>1.00</td>" in rows  # 2 ranks: valid in both, the same truth
+    assert rows.count("(invalid)</td>") == 2 and rows.count("<td>n/a: invalid</td>") == 2

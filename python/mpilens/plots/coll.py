@@ -387,6 +387,16 @@ def _bars(
     )
 
 
+def _cover_invalid(axes: Axes, measured: Mapping[int, float], many: bool) -> None:
+    """The OL_i of an invalid rank count in the invalid look, over the bars drawn for them."""
+    if many:
+        inv.markers(axes, list(measured.items()))
+        return
+    for rank, value in measured.items():
+        bar = inv.bar(axes, rank, value, 0.7)
+        bar.set_zorder(3)
+
+
 def _edge_label(config: coll.Config) -> str:
     """The arrows' legend: whose messages they are."""
     tree = TREE_NAMES.get(config.algo, config.algo)
@@ -397,11 +407,12 @@ def _edge_label(config: coll.Config) -> str:
     return f"messages of the {tree}"
 
 
-def profile_figure(found: coll.Profile, label: str) -> Figure:
+def profile_figure(found: coll.Profile, label: str, invalid: Optional[str] = None) -> Figure:
     """OL_i by rank: bars (the maximum in red, ranks from the remedy hatched), the truth per rank
     as black ticks, and for a reference algorithm the tree's messages as arrows between the bars'
     tops (a broadcast's root completing at 0). Beyond MAX_BAR_RANKS, lines for the bars and dots
-    for the truth."""
+    for the truth. At a rank count coll.invalid_ranks rejects (`invalid`: its reason), every
+    value is drawn as invalid instead, never as a measurement."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyArrowPatch
     from matplotlib.ticker import FuncFormatter
@@ -526,7 +537,12 @@ def profile_figure(found: coll.Profile, label: str) -> Figure:
         )
         arrow.set_gid(GIDS["edge"])
         axes.add_patch(arrow)
+    if invalid is not None:
+        _cover_invalid(axes, measured, many)
     handles, texts = axes.get_legend_handles_labels()
+    if invalid is not None:
+        handles.insert(0, inv.patch())
+        texts.insert(0, inv.label(short_reason(invalid)))
     if edges:
         handles.append(Line2D([], [], color=EDGE_COLOUR, linewidth=0.8, marker=">", markersize=4))
         texts.append(_edge_label(found.config))
@@ -569,8 +585,9 @@ ERROR_CAPTION = (
 )
 
 
-def profile_caption(found: coll.Profile, label: str) -> str:
-    parts = [
+def profile_caption(found: coll.Profile, label: str, invalid: Optional[str] = None) -> str:
+    parts = [] if invalid is None else [f"INVALID, shown for inspection only: {invalid}"]
+    parts += [
         f"{label} at {found.ranks} ranks: OL_i, the operation latency of each rank (for "
         + {
             "bcast": "a broadcast, until that rank has the data",
@@ -791,7 +808,7 @@ def _error_part(found: coll.Series, rejected: Rejected) -> List[Part]:
     )
 
 
-def _profile_part(found: coll.Series) -> List[Part]:
+def _profile_part(found: coll.Series, rejected: Rejected) -> List[Part]:
     names, slugs = coll.labels(found), coll.slugs(found)
     parts: List[Part] = []
     for config, by_method in found.items():
@@ -799,11 +816,12 @@ def _profile_part(found: coll.Series) -> List[Part]:
             one = coll.profile(by_method[coll.OLI][ranks])
             if all(value is None for value in one.ol):
                 continue
+            invalid = rejected.get(config, NO_INVALID).get(ranks)
             parts += [
                 to_plot(
-                    profile_figure(one, names[config]),
+                    profile_figure(one, names[config], invalid),
                     f"profile-{slugs[config]}-np{ranks}",
-                    profile_caption(one, names[config]),
+                    profile_caption(one, names[config], invalid),
                 ),
                 details(_table_summary(one, names[config]), ranks_table(one)),
             ]
@@ -829,7 +847,7 @@ def render(run: Run) -> ReportSection:
     parts = diagnosis_part(coll.diagnose(run))
     _, rejected = coll.valid_series(run, found)
     parts += _methods_part(found, rejected) + invalid_part(found, rejected)
-    parts += _error_part(found, rejected) + _profile_part(found)
+    parts += _error_part(found, rejected) + _profile_part(found, rejected)
     parts += [
         element("h3", "Measurement"),
         element(
@@ -848,9 +866,16 @@ def render(run: Run) -> ReportSection:
 # --- comparison ----------------------------------------------------------------------------------
 
 
+def _compared(run: Run) -> Tuple[coll.Series, Rejected]:
+    """A compared run's series and the rank counts coll.invalid_ranks rejects in it."""
+    found = coll.series(run)
+    return found, coll.valid_series(run, found)[1]
+
+
 def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
-    """oli against the rank count for both runs, one panel per configuration in both."""
-    found_a, found_b = coll.series(run_a), coll.series(run_b)
+    """oli against the rank count for both runs, one panel per configuration in both; a rank
+    count invalid in a run is left out of its curve and drawn as invalid."""
+    (found_a, rejected_a), (found_b, rejected_b) = _compared(run_a), _compared(run_b)
     shared = [config for config in found_a if config in found_b]
     if not shared:
         return None
@@ -860,11 +885,13 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     for axes, config in zip(panels, shared):
         values: List[float] = []
         counts: set = set()
-        for found, style, label in (
-            (found_a, "-", f"A: {labels[0]}"),
-            (found_b, "--", f"B: {labels[1]}"),
+        both = ((found_a, rejected_a), (found_b, rejected_b))
+        for (found, rejected), style, label in zip(
+            both, ("-", "--"), (f"A: {labels[0]}", f"B: {labels[1]}")
         ):
-            points = coll.curve(found[config].get(coll.OLI, {}))
+            invalid = rejected.get(config, NO_INVALID)
+            counts |= {ranks for ranks in found[config].get(coll.OLI, {}) if ranks in invalid}
+            points = coll.curve(without(found[config], invalid).get(coll.OLI, {}))
             if points:
                 xs, ys = zip(*points)
                 (line,) = axes.plot(
@@ -881,6 +908,9 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
                 counts |= set(xs)
         _time_axis(axes, values)
         rank_ticks(axes, sorted(counts))
+        for found, rejected in both:
+            invalid = rejected.get(config, NO_INVALID)
+            _draw_invalid(axes, invalid, _latency_at(found[config]), [coll.OLI], handles)
         axes.set_title(names[config], fontsize=9)
         axes.set_xlabel("ranks", fontsize=8)
         axes.set_ylabel("oli (max OL_i)", fontsize=8)
@@ -889,23 +919,31 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     return figure
 
 
+def _compared_value(value: Optional[float], invalid: bool) -> str:
+    return f"{format_time(value)} (invalid)" if invalid else format_time(value)
+
+
 def compare_table(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Markup]:
-    found_a, found_b = coll.series(run_a), coll.series(run_b)
+    """oli of both runs per configuration and rank count, and B / A where both are valid."""
+    (found_a, rejected_a), (found_b, rejected_b) = _compared(run_a), _compared(run_b)
     shared = [config for config in found_a if config in found_b]
     names = coll.labels(shared)
     rows = []
     for config in shared:
         a = dict(coll.curve(found_a[config].get(coll.OLI, {})))
         b = dict(coll.curve(found_b[config].get(coll.OLI, {})))
+        bad_a, bad_b = rejected_a.get(config, NO_INVALID), rejected_b.get(config, NO_INVALID)
         for ranks in sorted(set(a) | set(b)):
-            ratio = b[ranks] / a[ranks] if ranks in a and ranks in b and a[ranks] > 0 else None
+            invalid = ranks in bad_a or ranks in bad_b
+            both = ranks in a and ranks in b and a[ranks] > 0
+            ratio = b[ranks] / a[ranks] if both and not invalid else None
             rows.append(
                 [
                     names[config],
                     ranks,
-                    format_time(a.get(ranks)),
-                    format_time(b.get(ranks)),
-                    "n/a" if ratio is None else f"{ratio:.2f}",
+                    _compared_value(a.get(ranks), ranks in bad_a),
+                    _compared_value(b.get(ranks), ranks in bad_b),
+                    ("n/a: invalid" if invalid else "n/a") if ratio is None else f"{ratio:.2f}",
                 ]
             )
     if not rows:
