@@ -197,6 +197,27 @@ def test_invalid_point_drawn_on_the_edge_with_its_reason():
             f"<td>-5 µs</td><td>-4 µs</td><td>{plots.INVALID_REASON}</td></tr>") in text
 
 
+def test_invalid_test_interval_drawn_on_the_intervals_figure():
+    """The library alone tested every 64 KiB at 4 MiB, time-based: t_o -5 µs, up to -4 µs."""
+    from test_progress_analysis import overhead_point, t_b
+
+    points = setting_points(pg.NONE, ops=("p2p",))
+    broken = overhead_point("p2p", "time", SIZES[-1], -5000.0, t_b("p2p", SIZES[-1]),
+                            interval=INTERVALS[0], noise=1000.0)
+    assert any(p["key"] == broken["key"] for p in points)
+    run = progress_run(pg.NONE, [broken if p["key"] == broken["key"] else p for p in points])
+    invalid = pg.impossible_measures(run)
+    found = pg.measurements(run)
+    time_based, work_based = plots.intervals_figure(found, invalid).axes
+    (p2p,) = by_gid(time_based.lines, "p2p")
+    assert list(p2p.get_xdata()) == list(INTERVALS[1:])
+    (mark,) = by_gid(time_based.lines, "invalid")
+    assert list(mark.get_xdata()) == [INTERVALS[0]]
+    assert not by_gid(work_based.lines, "invalid")
+    assert "Grey hollow circles" in plots.intervals_caption(found, invalid)
+    assert "Grey hollow circles" not in plots.intervals_caption(found)
+
+
 def test_valid_run_has_no_invalid_mark_legend_nor_table(whole, section):
     figure = plots.overhead_figure(pg.measurements(whole), pg.impossible_measures(whole))
     assert not any(by_gid(axes.lines, "invalid") for axes in figure.axes)

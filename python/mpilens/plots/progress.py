@@ -249,9 +249,23 @@ def _interval_curves(found: pg.Found, kind: str) -> Dict[str, Tuple[int, Dict[in
     return curves
 
 
-def intervals_figure(found: pg.Found) -> Optional[Figure]:
+def _invalid_intervals(
+    invalid: Invalid, operation: str, kind: str, size: int
+) -> List[Tuple[float, float]]:
+    """(interval, t_o) of the invalid test points of the library alone that belong on a curve
+    of the intervals figure (one operation, kind and size)."""
+    return [
+        (key.interval, measure.value)
+        for key, at, measure in invalid
+        if (key.operation, key.kind, key.setting, key.strategy, at)
+        == (operation, kind, pg.NONE, pg.TEST, size)
+    ]
+
+
+def intervals_figure(found: pg.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """t_o of the library alone at the largest size against the bytes between two tests, one
-    panel per kind, one curve per operation; dotted, the same operation without tests."""
+    panel per kind, one curve per operation; dotted, the same operation without tests; the
+    invalid points (pg.impossible_measures) grey and hollow, on the bottom edge."""
     panels = [(kind, _interval_curves(found, kind)) for kind in pg.KINDS]
     panels = [(kind, curves) for kind, curves in panels if curves]
     if not panels:
@@ -283,6 +297,14 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
             axes.axhline(0, color="0.3", linewidth=0.8, zorder=1)
         size_axis(axes)
         _time_axis(axes, values, log)
+        wrong = [
+            point
+            for operation, (size, _) in curves.items()
+            for point in _invalid_intervals(invalid, operation, kind, size)
+        ]
+        drawn = inv.markers(axes, wrong)
+        if drawn is not None:
+            handles.setdefault(inv.label(INVALID_REASON), drawn)
         decorate(
             axes,
             f"MPI_Test intervals, {_kind_text(kind)}",
@@ -293,7 +315,7 @@ def intervals_figure(found: pg.Found) -> Optional[Figure]:
     return figure
 
 
-def intervals_caption(found: pg.Found) -> str:
+def intervals_caption(found: pg.Found, invalid: Invalid = ()) -> str:
     caption = (
         "The library alone at the largest size: t_o against the interval between two "
         "MPI_Test calls (the test strategy; the seed tried every 2^10 to 2^18 bytes). "
@@ -313,6 +335,15 @@ def intervals_caption(found: pg.Found) -> str:
             f"{format_size(size)}, {pg.tests_made(size, intervals[0])} tests every "
             f"{format_size(intervals[0])}, {pg.tests_made(size, intervals[-1])} every "
             f"{format_size(intervals[-1])}."
+        )
+    if any(
+        _invalid_intervals(invalid, operation, kind, size)
+        for kind in pg.KINDS
+        for operation, (size, _) in _interval_curves(found, kind).items()
+    ):
+        caption += (
+            " Grey hollow circles: invalid points, a time below 0 beyond the noise of its "
+            "repetitions, left out of the curves (the table of invalid points gives them)."
         )
     return caption
 
@@ -562,7 +593,9 @@ def _measured_parts(run: Run, found: pg.Found) -> List[Part]:
     if intervals is not None:
         parts += [
             element("h3", "MPI_Test intervals"),
-            *plot_part(intervals_figure(found), "intervals", intervals_caption(found)),
+            *plot_part(
+                intervals_figure(found, invalid), "intervals", intervals_caption(found, invalid)
+            ),
             details("every interval", intervals),
         ]
     interrupts = interrupts_table(run)
