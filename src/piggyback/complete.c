@@ -253,8 +253,99 @@ int ml_pb_testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[
     return rc;
 }
 
-/* Waitany (wait) and Testany. MPI cannot wait for a pair (MPI_Isendrecv): only the layer's tests
- * move one on, so a Waitany among pairs tests until something completes. */
+/* ---- blocking among pairs ------------------------------------------------------------------------
+ * MPI cannot wait for a pair (MPI_Isendrecv): its generalized request completes only when the
+ * layer completes it. A Waitany or Waitsome holding pairs waits in MPI instead on an extended
+ * array: the program's requests, each pair replaced by its pending requests. A program's request
+ * that completes there is an answer; a pair's moves its pair on, and the Testany or Testsome
+ * that starts the next round reports the pair once both of its requests are done. */
+
+typedef struct {
+    MPI_Request *handles;
+    int *owner;            /* the index in the program's array */
+    MPI_Request **in_pair; /* a pair's request: where the pair keeps it; NULL: the program's */
+    ml_req_t **records;    /* the pair, or the program's request's record (NULL: none) */
+    int n;
+} extended_t;
+
+static void add(extended_t *x, MPI_Request handle, int owner, MPI_Request *in_pair, ml_req_t *record)
+{
+    x->handles[x->n] = handle;
+    x->owner[x->n] = owner;
+    x->in_pair[x->n] = in_pair;
+    x->records[x->n++] = record;
+}
+
+static void extend(extended_t *x, int n, const MPI_Request requests[])
+{
+    size_t room = 2 * (size_t)(n > 0 ? n : 1); /* a pair gives two entries, any other one */
+    x->handles = malloc(room * sizeof *x->handles);
+    x->owner = malloc(room * sizeof *x->owner);
+    x->in_pair = malloc(room * sizeof *x->in_pair);
+    x->records = malloc(room * sizeof *x->records);
+    if (!x->handles || !x->owner || !x->in_pair || !x->records)
+        ml_pb_fail("out of memory for a wait among MPI_Isendrecv requests");
+    x->n = 0;
+    for (int i = 0; i < n; i++) {
+        ml_req_t *r = ml_req_find(requests[i]);
+        MPI_Request *pending[2];
+        int k = has_work(r) && r->kind == REQ_PAIR ? ml_pb_pair_pending(r, pending) : 0;
+        for (int j = 0; j < k; j++)
+            add(x, *pending[j], i, pending[j], r);
+        if (k == 0)
+            add(x, requests[i], i, NULL, has_work(r) ? r : NULL);
+    }
+}
+
+static void extended_free(extended_t *x)
+{
+    free(x->handles);
+    free(x->owner);
+    free(x->in_pair);
+    free(x->records);
+}
+
+/* Entry k of the extended array, completed by MPI with `status`: a pair's request goes back to
+ * its pair (returns 0); the program's request goes back to its array, the layer's part done
+ * (returns 1: an answer). */
+static int extended_done(extended_t *x, int k, MPI_Request requests[], MPI_Status *status)
+{
+    if (x->in_pair[k]) {
+        ml_pb_pair_completed(x->records[k], x->in_pair[k], x->handles[k], status);
+        return 0;
+    }
+    requests[x->owner[k]] = x->handles[k];
+    if (x->records[k])
+        ml_pb_complete(x->records[k], status);
+    return 1;
+}
+
+static int complete_any(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status, int wait);
+
+static int wait_any_among_pairs(int n, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    for (;;) {
+        int flag, rc = complete_any(n, requests, index, &flag, status, 0);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        extended_t x;
+        extend(&x, n, requests);
+        int k;
+        MPI_Status st;
+        rc = ML_NEXT(MPI_Waitany)(x.n, x.handles, &k, &st);
+        int answer = rc == MPI_SUCCESS && k != MPI_UNDEFINED && extended_done(&x, k, requests, &st);
+        if (answer) {
+            *index = x.owner[k];
+            if (status != MPI_STATUS_IGNORE)
+                *status = st;
+        }
+        extended_free(&x);
+        if (rc != MPI_SUCCESS || answer)
+            return rc;
+    }
+}
+
+/* Waitany (wait) and Testany. */
 static int complete_any(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status, int wait)
 {
     snapshot_t s;
@@ -264,11 +355,7 @@ static int complete_any(int n, MPI_Request requests[], int *index, int *flag, MP
                     : ML_NEXT(MPI_Testany)(n, requests, index, flag, status);
     if (wait && s.pairs) {
         snapshot_free(&s, MPI_STATUSES_IGNORE);
-        int rc;
-        do
-            rc = complete_any(n, requests, index, flag, status, 0);
-        while (rc == MPI_SUCCESS && !*flag);
-        return rc;
+        return wait_any_among_pairs(n, requests, index, status);
     }
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
@@ -290,8 +377,37 @@ int ml_pb_testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Stat
     return complete_any(n, requests, index, flag, status, 0);
 }
 
-/* Waitsome (wait) and Testsome; among pairs, Waitsome tests until something completes, as
- * complete_any does. */
+static int complete_some(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[], int wait);
+
+static int wait_some_among_pairs(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    for (;;) {
+        int rc = complete_some(n, requests, outcount, indices, statuses, 0);
+        if (rc != MPI_SUCCESS || *outcount != 0)
+            return rc;
+        extended_t x;
+        extend(&x, n, requests);
+        int m = 0, *done = malloc((size_t)x.n * sizeof *done);
+        MPI_Status *done_statuses = malloc((size_t)x.n * sizeof *done_statuses);
+        if (!done || !done_statuses)
+            ml_pb_fail("out of memory for a wait among MPI_Isendrecv requests");
+        rc = ML_NEXT(MPI_Waitsome)(x.n, x.handles, &m, done, done_statuses);
+        for (int j = 0; rc == MPI_SUCCESS && m != MPI_UNDEFINED && j < m; j++) {
+            if (!extended_done(&x, done[j], requests, &done_statuses[j]))
+                continue;
+            if (statuses != MPI_STATUSES_IGNORE)
+                statuses[*outcount] = done_statuses[j];
+            indices[(*outcount)++] = x.owner[done[j]];
+        }
+        free(done);
+        free(done_statuses);
+        extended_free(&x);
+        if (rc != MPI_SUCCESS || *outcount > 0)
+            return rc;
+    }
+}
+
+/* Waitsome (wait) and Testsome. */
 static int complete_some(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[], int wait)
 {
     snapshot_t s;
@@ -300,11 +416,7 @@ static int complete_some(int n, MPI_Request requests[], int *outcount, int indic
                     : ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, statuses);
     if (wait && s.pairs) {
         snapshot_free(&s, statuses);
-        int rc;
-        do
-            rc = complete_some(n, requests, outcount, indices, statuses, 0);
-        while (rc == MPI_SUCCESS && *outcount == 0);
-        return rc;
+        return wait_some_among_pairs(n, requests, outcount, indices, statuses);
     }
     int rc = wait ? ML_NEXT(MPI_Waitsome)(n, requests, outcount, indices, s.statuses)
                   : ML_NEXT(MPI_Testsome)(n, requests, outcount, indices, s.statuses);

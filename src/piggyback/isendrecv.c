@@ -28,9 +28,41 @@ void ml_pb_pair_free(ml_pair_t *pair)
     free(pair);
 }
 
+/* One of the pair's requests, completed by MPI with `status`: its record does the layer's part
+ * (the receive's status becomes the pair's). */
+static void finish_one(ml_pair_t *pair, const MPI_Request *request, MPI_Status *status)
+{
+    int receive = request == &pair->recv;
+    ml_req_t **record = receive ? &pair->recv_record : &pair->send_record;
+    if (receive && status != &pair->status)
+        pair->status = *status;
+    if (*record)
+        ml_pb_complete(*record, receive ? &pair->status : status);
+    *record = NULL;
+}
+
+int ml_pb_pair_pending(ml_req_t *r, MPI_Request *pending[2])
+{
+    ml_pair_t *pair = r->pair;
+    int n = 0;
+    if (pair && !r->finished) {
+        if (pair->recv != MPI_REQUEST_NULL)
+            pending[n++] = &pair->recv;
+        if (pair->send != MPI_REQUEST_NULL)
+            pending[n++] = &pair->send;
+    }
+    return n;
+}
+
+void ml_pb_pair_completed(ml_req_t *r, MPI_Request *request, MPI_Request handle, MPI_Status *status)
+{
+    *request = handle;
+    finish_one(r->pair, request, status);
+}
+
 /* Moves one of the pair's requests on (waits for it when `wait`); its record does the layer's
  * part once it is complete. Clears *done when it is not. */
-static void drive_one(MPI_Request *request, ml_req_t **record, MPI_Status *status, int wait, int *done)
+static void drive_one(ml_pair_t *pair, MPI_Request *request, MPI_Status *status, int wait, int *done)
 {
     if (*request == MPI_REQUEST_NULL)
         return;
@@ -43,9 +75,7 @@ static void drive_one(MPI_Request *request, ml_req_t **record, MPI_Status *statu
         *done = 0;
         return;
     }
-    if (*record)
-        ml_pb_complete(*record, status);
-    *record = NULL;
+    finish_one(pair, request, status);
 }
 
 void ml_pb_pair_drive(ml_req_t *r, int wait)
@@ -55,9 +85,9 @@ void ml_pb_pair_drive(ml_req_t *r, int wait)
         return;
     int done = 1;
     MPI_Status send_status;
-    drive_one(&pair->recv, &pair->recv_record, &pair->status, wait, &done);
+    drive_one(pair, &pair->recv, &pair->status, wait, &done);
     if (done)
-        drive_one(&pair->send, &pair->send_record, &send_status, wait, &done);
+        drive_one(pair, &pair->send, &send_status, wait, &done);
     if (pair->recv == MPI_REQUEST_NULL && pair->send == MPI_REQUEST_NULL) {
         r->finished = 1;
         PMPI_Grequest_complete(r->handle);

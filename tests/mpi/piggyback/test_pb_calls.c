@@ -181,9 +181,9 @@ static int isendrecv_status_filled(void)
 #endif
 }
 
-/* MPI-4's Isendrecv and Isendrecv_replace around the ring, completed by MPI_Wait, MPI_Test and
- * MPI_Waitany beside another request, the receive's status the program's; and with one side
- * MPI_PROC_NULL. */
+/* MPI-4's Isendrecv and Isendrecv_replace around the ring, completed by MPI_Wait, MPI_Test,
+ * MPI_Waitany and MPI_Waitsome beside another request, the receive's status the program's; and
+ * with one side MPI_PROC_NULL. */
 static void ring_isendrecv(void)
 {
     int right = (rank + 1) % size, left = (rank + size - 1) % size, flag = 0, filled = isendrecv_status_filled();
@@ -215,6 +215,24 @@ static void ring_isendrecv(void)
     MPI_Waitall(2, both, MPI_STATUSES_IGNORE);
     CHECK(holds(extra, 8, 650 + left));
     received_messages += 4;
+    /* MPI_Waitsome among a pair and a receive: only the receive can complete at first (the pair's
+     * messages are sent and received after the barrier), then the pair */
+    int indices[2], outcount = 0;
+    fill(out, 8, 750 + rank);
+    MPI_Irecv(extra, 8, MPI_INT, left, 51, MPI_COMM_WORLD, &both[0]);
+    MPI_Isendrecv(out, 7, MPI_INT, right, 52, in, 50, MPI_INT, left, 53, MPI_COMM_WORLD, &both[1]);
+    MPI_Send(out, 8, MPI_INT, right, 51, MPI_COMM_WORLD);
+    MPI_Waitsome(2, both, &outcount, indices, MPI_STATUSES_IGNORE);
+    CHECK(outcount == 1 && indices[0] == 0 && holds(extra, 8, 750 + left));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int got[50];
+    fill(out, 5, 850 + rank);
+    MPI_Send(out, 5, MPI_INT, right, 53, MPI_COMM_WORLD);
+    MPI_Recv(got, 50, MPI_INT, left, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(holds(got, 7, 750 + left));
+    MPI_Waitsome(2, both, &outcount, indices, MPI_STATUSES_IGNORE);
+    CHECK(outcount == 1 && indices[0] == 1 && holds(in, 5, 850 + left));
+    received_messages += 3;
     /* one side MPI_PROC_NULL: the odd ranks only receive from the left, the even only send right */
     if (size % 2 == 0) {
         fill(out, 6, 450 + rank);
