@@ -243,6 +243,21 @@ def test_invalid_cells_hatched_with_their_gain_and_reason_and_listed():
     assert f"<td>+50%</td><td>{plots.INVALID_REASON}</td></tr>" in text
 
 
+def test_comparison_hatches_either_study_s_invalid_cells():
+    (broken,) = ma.grids(invalid_grid())
+    (sound,) = ma.grids(map_run(grid_points()))
+    figure = plots.compare_figure(broken, sound, ("broken", "sound"))
+    side_a, side_b, difference = [axes for axes in figure.axes
+                                  if axes.get_label() != "<colorbar>"]
+    (marks,) = by_gid(side_a.collections, inv.GID)
+    assert len(marks.get_paths()) == 2
+    assert len(by_gid(side_a.texts, plots.INVALID_VALUE_GID)) == 2
+    assert not by_gid(side_b.collections, inv.GID)
+    # no difference where A's gain is invalid
+    assert len(annotations(difference)) == len(annotations(side_b)) - 2
+    assert figure_legend_texts(figure) == [f"invalid: {plots.INVALID_REASON}"]
+
+
 def test_valid_grid_has_no_invalid_mark_legend_nor_table(section, whole):
     grid = ma.grids(whole)[0]
     figure = plots.gain_figure(grid)

@@ -130,6 +130,31 @@ def test_invalid_point_drawn_grey_with_its_reason_and_listed():
             f"<td>1 KiB</td><td>700 ns</td><td>{plots.INVALID_REASON}</td></tr>") in text
 
 
+def test_comparison_draws_either_study_s_invalid_points():
+    from test_piggyback_analysis import pb_point, pb_run
+
+    def study(pack_before_at_4k: float):
+        """The library alone at 1 µs and 2 µs at 1 and 4 KiB; pack-before 1.2 µs at 1 KiB and
+        pack_before_at_4k at 4 KiB (±1%)."""
+        base = pb_run("none", [pb_point("latency", "specific", 1024, 1000.0),
+                               pb_point("latency", "specific", 4096, 2000.0)])
+        layer = pb_run("pack-before", [
+            pb_point("latency", "specific", 1024, 1200.0, "pack-before", 4, spread=0.01),
+            pb_point("latency", "specific", 4096, pack_before_at_4k, "pack-before", 4,
+                     spread=0.01)])
+        return pb.combine([base, layer])
+
+    figure = plots.compare_figure(study(1400.0), study(2400.0), ("broken", "sound"))
+    (axes,) = figure.axes
+    (mark,) = by_gid(axes.lines, "invalid")
+    assert list(mark.get_xdata()) == [4096] and list(mark.get_ydata()) == [pytest.approx(0.7)]
+    (a,) = by_gid(axes.lines, "A:pack-before")
+    assert list(a.get_xdata()) == [1024]
+    (b,) = by_gid(axes.lines, "B:pack-before")
+    assert list(b.get_xdata()) == [1024, 4096]
+    assert f"invalid: {plots.INVALID_REASON}" in legend_texts(figure)
+
+
 def test_valid_run_has_no_invalid_mark_legend_nor_table(whole, section):
     invalid = pb.below_floor_figures(whole)
     assert invalid == []

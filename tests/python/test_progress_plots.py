@@ -218,6 +218,20 @@ def test_invalid_test_interval_drawn_on_the_intervals_figure():
     assert "Grey hollow circles" not in plots.intervals_caption(found)
 
 
+def test_comparison_draws_either_study_s_invalid_points():
+    run = invalid_run()
+    figure = plots.compare_figure(run, progress_run(pg.NONE, setting_points(pg.NONE, ops=("p2p",),
+                                                                             tests=False)),
+                                  ("broken", "sound"))
+    time_based, work_based = figure.axes[:2]
+    assert not by_gid(time_based.lines, "invalid")
+    (mark,) = by_gid(work_based.lines, "invalid")
+    assert list(mark.get_xdata()) == [SIZES[-1]]
+    assert f"invalid: {plots.INVALID_REASON}" in legend_texts(figure)
+    (none_a,) = by_gid(work_based.lines, "A:none")
+    assert SIZES[-1] not in list(none_a.get_xdata())
+
+
 def test_valid_run_has_no_invalid_mark_legend_nor_table(whole, section):
     figure = plots.overhead_figure(pg.measurements(whole), pg.impossible_measures(whole))
     assert not any(by_gid(axes.lines, "invalid") for axes in figure.axes)

@@ -596,9 +596,11 @@ def render(run: Run) -> ReportSection:
 
 
 def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) -> Figure:
-    """A's gains, B's, and B − A on the cells both measured, each cell annotated."""
-    rows = sorted(set(grid_a.iterations) | set(grid_b.iterations))
-    columns = sorted(set(grid_a.sizes) | set(grid_b.sizes))
+    """A's gains, B's, and B − A on the cells both measured validly, each cell annotated; the
+    invalid cells of either dark grey, cross-hatched, with their measured gain."""
+    shape_a, shape_b = _shape(grid_a), _shape(grid_b)
+    rows = sorted(set(shape_a[0]) | set(shape_b[0]))
+    columns = sorted(set(shape_a[1]) | set(shape_b[1]))
 
     def values(grid: ma.Grid) -> List[List[Optional[float]]]:
         return [
@@ -617,12 +619,18 @@ def compare_figure(grid_a: ma.Grid, grid_b: ma.Grid, labels: Tuple[str, str]) ->
     axes_a, axes_b, axes_d = figure.subplots(1, 3, squeeze=False)[0]
     limit = colour_limit([value for grid in (gains_a, gains_b) for row in grid for value in row])
     meshes = []
-    for axes, gains, side, label in (
-        (axes_a, gains_a, "A", labels[0]),
-        (axes_b, gains_b, "B", labels[1]),
+    for axes, grid, gains, side, label in (
+        (axes_a, grid_a, gains_a, "A", labels[0]),
+        (axes_b, grid_b, gains_b, "B", labels[1]),
     ):
         meshes.append(draw_cells(axes, rows, columns, gains, limit))
+        _draw_invalid(axes, grid, rows, columns)
         axes.set_title(f"{side}: {literal(label)}", fontsize=9)
+    if grid_a.invalid or grid_b.invalid:
+        handles = inv.handles([INVALID_REASON])
+        figure.legend(
+            list(handles.values()), list(handles), loc="outside lower center", fontsize=SMALL_FONT
+        )
     figure.colorbar(meshes[-1], ax=[axes_a, axes_b], shrink=0.9, label="gain %").ax.tick_params(
         labelsize=SMALL_FONT
     )

@@ -130,6 +130,18 @@ def _at_main_pb(invalid: Invalid, bench: str, recv: str) -> List[Tuple[int, floa
     return [(size, figure) for c, size, figure in invalid if (c.bench, c.recv, c.pb_size) == here]
 
 
+def _invalid_ratios(
+    found: pb.Found, invalid: Invalid, bench: str, recv: str
+) -> List[Tuple[float, Optional[float]]]:
+    """(size, ratio to the library alone) of a panel's invalid points of the 4-byte pb."""
+    base = pb.baseline(found, bench, recv)
+    return [
+        (size, figure / base[size])
+        for size, figure in _at_main_pb(invalid, bench, recv)
+        if base.get(size, 0) > 0
+    ]
+
+
 def _method_grid(
     found: pb.Found,
     curves_of: Callable[[pb.Found, str, str], Dict],
@@ -220,12 +232,7 @@ def ratios_figure(found: pb.Found, invalid: Invalid = ()) -> Optional[Figure]:
         )
 
     def invalid_of(bench: str, recv: str) -> List[Tuple[float, Optional[float]]]:
-        base = pb.baseline(found, bench, recv)
-        return [
-            (size, figure / base[size])
-            for size, figure in _at_main_pb(invalid, bench, recv)
-            if base.get(size, 0) > 0
-        ]
+        return _invalid_ratios(found, invalid, bench, recv)
 
     return _method_grid(found, pb.ratio_curves, finish, invalid_of)
 
@@ -554,8 +561,9 @@ def render(run: Run) -> ReportSection:
 
 def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
     """Each method's ratio to its own library alone against the message size, specific
-    receives: A solid, B dashed."""
+    receives: A solid, B dashed; either study's invalid points grey and hollow."""
     found_a, found_b = pb.measurements(run_a), pb.measurements(run_b)
+    invalid_a, invalid_b = pb.below_floor_figures(run_a), pb.below_floor_figures(run_b)
     benches = [
         bench
         for bench in (pb.LATENCY, pb.BANDWIDTH)
@@ -584,6 +592,8 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
         axes.axhline(1, color="0.3", linewidth=0.9, zorder=1)
         size_axis(axes)
         ratio_axis(axes, values)
+        wrong = _invalid_ratios(found_a, invalid_a, bench, "specific")
+        _draw_invalid(axes, wrong + _invalid_ratios(found_b, invalid_b, bench, "specific"), handles)
         decorate(
             axes,
             f"{BENCH_TITLES[bench]}, specific receives",

@@ -637,11 +637,12 @@ def _common_panels(found_a: pg.Found, found_b: pg.Found) -> List[Tuple[str, str]
     ]
 
 
-def _compare_panel(
-    axes: Axes, sides: Sequence[Tuple[str, str, str, pg.Found]], operation: str, kind: str
-) -> None:
+Side = Tuple[str, str, str, pg.Found, Invalid]
+
+
+def _compare_panel(axes: Axes, sides: Sequence[Side], operation: str, kind: str) -> None:
     values: List[float] = []
-    for side, label, style, found in sides:
+    for side, label, style, found, _ in sides:
         curves = pg.overhead_curves(found, operation, kind)
         best = pg.best_curve(found, operation, kind)
         for gid, name, colour in (
@@ -661,13 +662,18 @@ def _compare_panel(
                 values += [value for _, value in points]
     size_axis(axes)
     _time_axis(axes, values, log=bool(values))
+    wrong = [point for side in sides for point in _invalid_in_panel(side[4], operation, kind)]
+    drawn = inv.markers(axes, wrong)
+    if drawn is not None:
+        drawn.set_label(inv.label(INVALID_REASON))
     decorate(axes, f"{pg.title(operation)}, {_kind_text(kind)}", "message size", "overhead t_o")
     # The best curve differs between panels: each panel names its own.
     axes.legend(fontsize=SMALL_FONT - 1, loc="best")
 
 
 def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[Figure]:
-    """Per operation and kind: none and the best curve of each study, A solid, B dashed."""
+    """Per operation and kind: none and the best curve of each study, A solid, B dashed; the
+    invalid points of either, grey and hollow (left out of the curves)."""
     found_a, found_b = pg.measurements(run_a), pg.measurements(run_b)
     panels = _common_panels(found_a, found_b)
     if not panels:
@@ -676,7 +682,10 @@ def compare_figure(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> Optional[
     rows = (len(panels) + columns - 1) // columns
     figure, by_row = panel_figure(rows, columns, PANEL, beside=0.6)
     grid = [axes for row in by_row for axes in row]
-    sides = (("A", literal(labels[0]), "-", found_a), ("B", literal(labels[1]), "--", found_b))
+    sides = (
+        ("A", literal(labels[0]), "-", found_a, pg.impossible_measures(run_a)),
+        ("B", literal(labels[1]), "--", found_b, pg.impossible_measures(run_b)),
+    )
     for axes, (operation, kind) in zip(grid, panels):
         _compare_panel(axes, sides, operation, kind)
     for axes in grid[len(panels) :]:
