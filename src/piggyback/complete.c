@@ -333,14 +333,16 @@ static int wait_any_among_pairs(int n, MPI_Request requests[], int *index, MPI_S
         int k;
         MPI_Status st;
         rc = ML_NEXT(MPI_Waitany)(x.n, x.handles, &k, &st);
-        int answer = rc == MPI_SUCCESS && k != MPI_UNDEFINED && extended_done(&x, k, requests, &st);
+        /* MPI_UNDEFINED (nothing active) cannot be, the test before said otherwise; an error ends
+         * the call as MPI's would */
+        int answer = rc != MPI_SUCCESS || k == MPI_UNDEFINED || extended_done(&x, k, requests, &st);
         if (answer) {
-            *index = x.owner[k];
-            if (status != MPI_STATUS_IGNORE)
+            *index = k == MPI_UNDEFINED ? MPI_UNDEFINED : x.owner[k];
+            if (k != MPI_UNDEFINED && status != MPI_STATUS_IGNORE)
                 *status = st;
         }
         extended_free(&x);
-        if (rc != MPI_SUCCESS || answer)
+        if (answer)
             return rc;
     }
 }
@@ -392,6 +394,8 @@ static int wait_some_among_pairs(int n, MPI_Request requests[], int *outcount, i
         if (!done || !done_statuses)
             ml_pb_fail("out of memory for a wait among MPI_Isendrecv requests");
         rc = ML_NEXT(MPI_Waitsome)(x.n, x.handles, &m, done, done_statuses);
+        if (rc == MPI_SUCCESS && m == MPI_UNDEFINED) /* nothing active: see wait_any_among_pairs */
+            *outcount = MPI_UNDEFINED;
         for (int j = 0; rc == MPI_SUCCESS && m != MPI_UNDEFINED && j < m; j++) {
             if (!extended_done(&x, done[j], requests, &done_statuses[j]))
                 continue;
@@ -402,7 +406,7 @@ static int wait_some_among_pairs(int n, MPI_Request requests[], int *outcount, i
         free(done);
         free(done_statuses);
         extended_free(&x);
-        if (rc != MPI_SUCCESS || *outcount > 0)
+        if (rc != MPI_SUCCESS || *outcount != 0)
             return rc;
     }
 }
