@@ -82,9 +82,10 @@ static int type_needed_later(const ml_req_t *r)
     return combiner != MPI_COMBINER_NAMED;
 }
 
-/* The program may free a datatype as soon as the call that uses it returns, and MPI keeps it alive
- * for the pending operation (MPI 4.1, section 5.1.9); the layer keeps its own duplicate for what
- * it does later (MPICH's dtype_send freed the type under 128 packed receives). */
+/* The program may free a datatype as soon as the call that uses it returns: "any communication
+ * that is currently using this datatype will complete normally" (MPI_TYPE_FREE). The layer keeps
+ * its own duplicate for what it does later (MPICH's dtype_send freed the type under 128 packed
+ * receives). */
 static void hold_type(ml_req_t *r)
 {
     if (!type_needed_later(r))
