@@ -315,13 +315,20 @@ def intervals_figure(found: pg.Found, invalid: Invalid = ()) -> Optional[Figure]
     return figure
 
 
+INTERVALS_CAPTION = (
+    "The library alone at the largest size: t_o against the interval between two "
+    "MPI_Test calls (the test strategy; the seed tried every 2^10 to 2^18 bytes). "
+    "Dotted, in the same colour: the same without tests (none). test-best takes the "
+    "lowest point of each curve."
+)
+INVALID_INTERVALS_CAPTION = (
+    " Grey hollow circles: invalid points, a time below 0 beyond the noise of its "
+    "repetitions, left out of the curves (the table of invalid points gives them)."
+)
+
+
 def intervals_caption(found: pg.Found, invalid: Invalid = ()) -> str:
-    caption = (
-        "The library alone at the largest size: t_o against the interval between two "
-        "MPI_Test calls (the test strategy; the seed tried every 2^10 to 2^18 bytes). "
-        "Dotted, in the same colour: the same without tests (none). test-best takes the "
-        "lowest point of each curve."
-    )
+    caption = INTERVALS_CAPTION
     sizes_intervals = [
         (size, sorted(curve))
         for kind in pg.KINDS
@@ -341,10 +348,7 @@ def intervals_caption(found: pg.Found, invalid: Invalid = ()) -> str:
         for kind in pg.KINDS
         for operation, (size, _) in _interval_curves(found, kind).items()
     ):
-        caption += (
-            " Grey hollow circles: invalid points, a time below 0 beyond the noise of its "
-            "repetitions, left out of the curves (the table of invalid points gives them)."
-        )
+        caption += INVALID_INTERVALS_CAPTION
     return caption
 
 
