@@ -265,7 +265,8 @@ def _invalid_intervals(
 def intervals_figure(found: pg.Found, invalid: Invalid = ()) -> Optional[Figure]:
     """t_o of the library alone at the largest size against the bytes between two tests, one
     panel per kind, one curve per operation; dotted, the same operation without tests; the
-    invalid points (pg.impossible_measures) grey and hollow, on the bottom edge."""
+    invalid points (pg.impossible_measures) grey and hollow, at their value (on the bottom edge
+    where a logarithmic axis cannot show it)."""
     panels = [(kind, _interval_curves(found, kind)) for kind in pg.KINDS]
     panels = [(kind, curves) for kind, curves in panels if curves]
     if not panels:
