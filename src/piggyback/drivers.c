@@ -15,10 +15,10 @@
 
 #include "pb.h"
 
-/* ---- streams: per (communicator, peer, tag), a few counters ---------------------------------- */
+/* ---- tables: per (communicator, peer, tag), a few counters ----------------------------------- */
 
 typedef struct {
-    MPI_Comm comm;
+    uint64_t comm; /* a communicator's serial number (below), or in `named` its handle's bits */
     int peer, tag, used;
     uint64_t n, sum, sum_squares;
 } stream_t;
@@ -28,16 +28,15 @@ typedef struct {
     size_t n_slots, n_used;
 } streams_t;
 
-static size_t stream_hash(MPI_Comm comm, int peer, int tag, size_t n)
+static size_t stream_hash(uint64_t comm, int peer, int tag, size_t n)
 {
-    uint64_t key = 0;
-    memcpy(&key, &comm, sizeof comm < sizeof key ? sizeof comm : sizeof key);
-    key = key * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(unsigned)peer * 0xff51afd7ed558ccdULL ^ (uint64_t)(unsigned)tag;
+    uint64_t key =
+        comm * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(unsigned)peer * 0xff51afd7ed558ccdULL ^ (uint64_t)(unsigned)tag;
     key ^= key >> 31;
     return (size_t)key & (n - 1);
 }
 
-static stream_t *stream_get(streams_t *t, MPI_Comm comm, int peer, int tag);
+static stream_t *stream_get(streams_t *t, uint64_t comm, int peer, int tag);
 
 static void streams_grow(streams_t *t)
 {
@@ -54,7 +53,7 @@ static void streams_grow(streams_t *t)
     *t = bigger;
 }
 
-static stream_t *stream_get(streams_t *t, MPI_Comm comm, int peer, int tag)
+static stream_t *stream_get(streams_t *t, uint64_t comm, int peer, int tag)
 {
     if (2 * (t->n_used + 1) > t->n_slots)
         streams_grow(t);
@@ -66,6 +65,56 @@ static stream_t *stream_get(streams_t *t, MPI_Comm comm, int peer, int tag)
         t->n_used++;
     }
     return &t->slots[i];
+}
+
+/* ---- communicators: a serial number each, never reused -----------------------------------------
+ * MPI gives a new communicator the handle of a freed one on some ranks and not on others (a rank
+ * may make communicators of its own in between), so streams keyed by handle would go on with a
+ * freed communicator's numbers at one end and start again at the other (MPICH's pt2pt/probe_unexp
+ * showed it). Each communicator gets a serial number in an attribute of the layer's own, which
+ * MPI_Comm_dup does not copy, read whenever an operation names the communicator: its handle is
+ * valid then. A completion, which may come after the program freed the communicator, finds the
+ * serial by handle in `named`, where a handle keeps it until an operation names the handle's next
+ * communicator; MPI reuses a handle only once every operation on the freed one has completed. */
+
+static int serial_keyval = MPI_KEYVAL_INVALID;
+static uint64_t last_serial;
+static streams_t named; /* (handle's bits, 0, 0) -> n: the serial of the handle's communicator */
+
+static uint64_t handle_bits(MPI_Comm comm)
+{
+    uint64_t bits = 0;
+    memcpy(&bits, &comm, sizeof comm < sizeof bits ? sizeof comm : sizeof bits);
+    return bits;
+}
+
+void ml_pb_drivers_comm_named(MPI_Comm comm)
+{
+    if (serial_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return;
+    void *value;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, serial_keyval, &value, &found);
+    if (!found) {
+        value = (void *)(uintptr_t)++last_serial;
+        PMPI_Comm_set_attr(comm, serial_keyval, value);
+    }
+    stream_get(&named, handle_bits(comm), 0, 0)->n = (uint64_t)(uintptr_t)value;
+}
+
+/* The serial of the communicator `comm` names (named by an operation before). */
+static uint64_t comm_serial(MPI_Comm comm) { return stream_get(&named, handle_bits(comm), 0, 0)->n; }
+
+static void serials_start(void)
+{
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &serial_keyval, NULL);
+}
+
+static void serials_stop(void)
+{
+    PMPI_Comm_free_keyval(&serial_keyval);
+    free(named.slots);
+    named = (streams_t){0};
 }
 
 /* ---- check ------------------------------------------------------------------------------------ */
@@ -86,7 +135,7 @@ static void check_produce(void *pb, size_t size, int dest, int tag, MPI_Comm com
     (void)context;
     int me;
     PMPI_Comm_rank(comm, &me);
-    stream_t *s = stream_get(&sent, comm, dest, tag);
+    stream_t *s = stream_get(&sent, comm_serial(comm), dest, tag);
     check_pb_t head = {me, tag, payload_bytes, s->n++};
     memcpy(pb, &head, sizeof head);
     for (size_t k = sizeof head; k < size; k++)
@@ -99,7 +148,7 @@ void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm)
         return;
     check_pb_t head;
     memcpy(&head, pb, sizeof head);
-    stream_t *s = stream_get(&sent, comm, dest, tag);
+    stream_t *s = stream_get(&sent, comm_serial(comm), dest, tag);
     if (head.sequence + 1 == s->n) /* the stream's last: the next message takes its number */
         s->n--;
     else
@@ -134,7 +183,7 @@ static void check_consume(const void *pb, size_t size, int source, int tag, MPI_
             check_error("piggyback byte differs at offset", source, tag, (long long)k, (long long)k);
             break;
         }
-    stream_t *s = stream_get(&received, comm, source, tag);
+    stream_t *s = stream_get(&received, comm_serial(comm), source, tag);
     s->n++;
     s->sum += head.sequence;
     s->sum_squares += head.sequence * head.sequence;
@@ -152,9 +201,10 @@ static void check_streams(void)
         if (s->sum != sum || s->sum_squares != squares)
             if (check_errors++ < ERRORS_SHOWN)
                 ml_pb_say(0,
-                          "check: the %llu messages from rank %d, tag %d did not bring sequence numbers 0 to "
-                          "%llu once each",
-                          (unsigned long long)n, s->peer, s->tag, (unsigned long long)n - 1);
+                          "check: the %llu messages from rank %d, tag %d (communicator %llu) did not bring "
+                          "sequence numbers 0 to %llu once each",
+                          (unsigned long long)n, s->peer, s->tag, (unsigned long long)s->comm,
+                          (unsigned long long)n - 1);
     }
 }
 
@@ -200,6 +250,7 @@ void ml_pb_drivers_init(MPI_Comm world)
         return;
     if (strcmp(name, "check") == 0) {
         driver = DRIVER_CHECK;
+        serials_start();
         if (ml_pb.size < sizeof(check_pb_t))
             ml_pb_fail("the check driver needs MPILENS_PB_SIZE of at least %zu bytes (it is %zu)", sizeof(check_pb_t),
                        ml_pb.size);
@@ -230,6 +281,7 @@ void ml_pb_drivers_finalize(MPI_Comm world)
         if (rank == 0)
             ml_pb_say(1, "check (%s, %zu-byte pb): %llu messages verified, %llu errors", ml_pb.method->name, ml_pb.size,
                       all[0], all[1]);
+        serials_stop();
     } else if (driver == DRIVER_LAMPORT) {
         unsigned long long mine = clock_value, *all = rank == 0 ? malloc((size_t)size * sizeof *all) : NULL;
         PMPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, 0, world);

@@ -66,6 +66,10 @@ void ml_pb_drivers_finalize(MPI_Comm world);
 /* A send to (dest, tag, comm) whose pb was `pb` was cancelled, pb and all: the check driver
  * gives its sequence number to the stream's next message, so that the receiver sees no gap. */
 void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm);
+/* An operation names `comm` (a valid handle): the check driver learns which communicator the
+ * handle stands for now, since MPI may give a freed communicator's handle to a new one. Every
+ * send, receive and matching probe the layer carries a pb for calls it before anything else. */
+void ml_pb_drivers_comm_named(MPI_Comm comm);
 
 /* ---- requests (requests.c) -------------------------------------------------------------------- */
 

@@ -12,6 +12,7 @@ int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI
 {
     if (passes_through(source))
         return ML_NEXT(MPI_Recv)(buf, count, type, source, tag, comm, status);
+    ml_pb_drivers_comm_named(comm);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
@@ -47,6 +48,7 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
     if (passes_through(source))
         return persistent ? ML_NEXT(MPI_Recv_init)(buf, count, type, source, tag, comm, request)
                           : ML_NEXT(MPI_Irecv)(buf, count, type, source, tag, comm, request);
+    ml_pb_drivers_comm_named(comm);
     ml_req_t *r = ml_req_new(REQ_RECV);
     ml_req_describe(r, buf, count, type, source, tag, comm);
     r->persistent = persistent;
@@ -100,6 +102,7 @@ int ml_pb_sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     if (!ml_pb.active)
         return ML_NEXT(MPI_Sendrecv)(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                      recvtag, comm, status);
+    ml_pb_drivers_comm_named(comm);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
@@ -142,6 +145,7 @@ int ml_pb_sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, in
 {
     if (!ml_pb.active)
         return ML_NEXT(MPI_Sendrecv_replace)(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    ml_pb_drivers_comm_named(comm);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     if (separate()) {
@@ -203,6 +207,7 @@ static void matched(MPI_Message message, MPI_Comm comm, MPI_Status *status)
 {
     if (message == MPI_MESSAGE_NO_PROC)
         return;
+    ml_pb_drivers_comm_named(comm);
     ml_pb_message_remember(message, comm);
     if (separate())
         ml_pb_separate_matched(comm, status);

@@ -56,6 +56,7 @@ int ml_pb_send_blocking(int mode, const void *buf, int count, MPI_Datatype type,
 {
     if (passes_through(dest))
         return next_send(mode, buf, count, type, dest, tag, comm);
+    ml_pb_drivers_comm_named(comm);
     int rc;
     if (ml_pb.method->mechanism != PB_SEPARATE &&
         ml_pb_small_send(next_send, mode, buf, count, type, dest, tag, comm, &rc))
@@ -87,6 +88,7 @@ static int buffered_copy(const void *buf, int count, MPI_Datatype type, int dest
 {
     if (ml_pb_n_in_flight)
         ml_pb_in_flight_poll(0);
+    ml_pb_drivers_comm_named(comm);
     ml_req_t r = {.kind = REQ_SEND, .blocking = 1, .staged = 1};
     ml_req_describe(&r, buf, count, type, dest, tag, comm);
     const void *wire_buf;
@@ -122,6 +124,7 @@ int ml_pb_buffered_request(int persistent, const void *buf, int count, MPI_Datat
         int rc = buffered_copy(buf, count, type, dest, tag, comm);
         return rc == MPI_SUCCESS ? PMPI_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request) : rc;
     }
+    ml_pb_drivers_comm_named(comm);
     ml_req_t *r = ml_req_new(REQ_SEND);
     ml_req_describe(r, buf, count, type, dest, tag, comm);
     r->persistent = 1;
@@ -137,6 +140,7 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
     if (passes_through(dest))
         return persistent ? next_send_init(mode, buf, count, type, dest, tag, comm, request)
                           : next_isend(mode, buf, count, type, dest, tag, comm, request);
+    ml_pb_drivers_comm_named(comm);
     ml_req_t *r = ml_req_new(REQ_SEND);
     ml_req_describe(r, buf, count, type, dest, tag, comm);
     r->persistent = persistent;

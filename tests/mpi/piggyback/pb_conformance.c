@@ -8,7 +8,11 @@
  * - sendrecv3 -isendrecv: an MPI_Isendrecv of nothing, then Isends and blocking receives, then
  *   one MPI_Waitall of them all: the layer hung (in-band methods) or aborted (separate);
  * - issendselfcancel: an MPI_Issend to itself, cancelled and freed: the separate method refused
- *   it, since its pb message was already on its way.
+ *   it, since its pb message was already on its way;
+ * - probe_unexp: communicators created and freed one after the other, a message on each: MPI
+ *   gives a new communicator the handle of a freed one, on some ranks and not others, and the
+ *   check driver, which numbered each stream by handle, went on with the freed communicator's
+ *   numbers at one end and started again at the other.
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -182,6 +186,34 @@ static void cancelled_send_to_self(void)
     received_messages++;
 }
 
+/* probe_unexp: a message to the right on each of several communicators, each freed before the
+ * next is made; on rank 0 a communicator of its own (a local call) takes the freed handle in
+ * between, so that the next common one has, under MPI libraries that reuse handles, a freed
+ * communicator's handle on the other ranks and a new one on rank 0. */
+static void communicators_reused(void)
+{
+    for (int round = 0; round < 3; round++) {
+        MPI_Comm comm, own = MPI_COMM_NULL;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        int out[2], in[2];
+        fill(out, 2, 60);
+        MPI_Status st;
+        MPI_Sendrecv(out, 2, MPI_INT, right, 60, in, 2, MPI_INT, left, 60, comm, &st);
+        expect("a message on a communicator made after others were freed", &st, in, 2, 60);
+        received_messages++;
+        MPI_Comm_free(&comm);
+        if (rank == 0)
+            MPI_Comm_dup(MPI_COMM_SELF, &own);
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Sendrecv(out, 2, MPI_INT, right, 60, in, 2, MPI_INT, left, 60, comm, &st);
+        expect("a message on the next communicator", &st, in, 2, 60);
+        received_messages++;
+        MPI_Comm_free(&comm);
+        if (own != MPI_COMM_NULL)
+            MPI_Comm_free(&own);
+    }
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -194,5 +226,6 @@ int main(int argc, char **argv)
     isendrecv_beside_isends(100, 100, 100);
     isendrecv_beside_isends(4, 40000, 200);
     cancelled_send_to_self();
+    communicators_reused();
     return pbtest_finish(received_messages);
 }

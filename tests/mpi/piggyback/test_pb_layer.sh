@@ -8,7 +8,7 @@
 #   attached buffer the MPI standard requires: the layer's additions must not come out of it;
 # - so does pb_conformance, the cases MPICH's test suite found (tests/conformance/run): a status
 #   seen by MPI_Request_get_status, datatypes freed while pending, an MPI_Isendrecv left pending
-#   beside large messages, a cancelled send to itself;
+#   beside large messages, a cancelled send to itself, communicators freed and made again;
 # - so does pb_pingpong, a ping-pong written in Fortran, through the layer's Fortran entry points
 #   (FORTRAN_PROGRAM "-" where this MPI has no Fortran interface);
 # - so does pb_large_count through MPI-4's large-count forms, whose counts above INT_MAX the layer
