@@ -1,0 +1,134 @@
+"""tests/conformance/run's own logic, without MPI or the suite: how a test's outcome is judged,
+which directories a testlist names, and the state file a long run is resumed from."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).resolve().parents[2] / "tests" / "conformance" / "run"
+
+
+def load_runner():
+    loader = importlib.machinery.SourceFileLoader("conformance_run", str(RUNNER))
+    spec = importlib.util.spec_from_loader("conformance_run", loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["conformance_run"] = module  # dataclasses look their module up there
+    loader.exec_module(module)
+    return module
+
+
+run = load_runner()
+
+CAP_LINE = (
+    "libmpilens-piggyback: supports up to MPI_THREAD_SERIALIZED: the program asked for "
+    "MPI_THREAD_MULTIPLE and is given MPI_THREAD_SERIALIZED (only one thread at a time may "
+    "call MPI)"
+)
+
+
+def test_judge_passes_only_on_exit_0_with_no_errors_line():
+    assert run.judge(0, " No Errors\n", 1.0).status == "pass"
+    assert run.judge(1, " No Errors\n", 1.0).status == "fail"
+    assert run.judge(0, "Found 2 errors\n", 1.0).status == "fail"
+    assert run.judge(0, "Test Skipped\n", 1.0).status == "fail"  # a skip is not a pass
+
+
+def test_judge_calls_a_failure_under_the_thread_cap_not_applicable():
+    result = run.judge(255, CAP_LINE + "\nThread Multiple not supported\n", 0.1)
+    assert result.status == "n/a"
+    assert "Thread Multiple not supported" in result.message
+    # the cap said, yet the program passed: a pass
+    assert run.judge(0, CAP_LINE + "\n No Errors\n", 0.1).status == "pass"
+
+
+def write_testlist(directory: Path, lines: list[str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "testlist").write_text("\n".join(lines) + "\n")
+
+
+def test_expand_dirs_follows_subdirectories_a_testlist_names(tmp_path):
+    write_testlist(tmp_path / "threads", ["pt2pt", "comm", "@spawndir@", "#perf", "missing"])
+    write_testlist(tmp_path / "threads" / "pt2pt", ["threads 2", "sub"])
+    write_testlist(tmp_path / "threads" / "pt2pt" / "sub", ["deep 1"])
+    write_testlist(tmp_path / "threads" / "comm", ["ctxdup 4"])
+    (tmp_path / "threads" / "perf").mkdir()
+    write_testlist(tmp_path / "pt2pt", ["sendrecv1 2"])
+    assert run.expand_dirs(tmp_path, ["threads", "pt2pt"]) == [
+        "threads",
+        "threads/pt2pt",
+        "threads/pt2pt/sub",
+        "threads/comm",
+        "pt2pt",
+    ]
+    assert run.read_testlist(tmp_path, "threads/pt2pt") == [("threads", 2, {})]
+
+
+META = {"suite commit": "pmodels/mpich abc", "MPI library": "MPICH 4.0.2", "mpilens commit": "c1"}
+
+
+def three_tests_two_layers():
+    tests = [
+        (run.Test("pt2pt", name, 2, [], {}, None, None), Path(name)) for name in ("a", "b", "c")
+    ]
+    layers = [run.Layer("none", []), run.Layer("monitor", ["monitor"], monitor=True)]
+    return tests, layers
+
+
+def test_state_keeps_results_and_a_resumed_run_reruns_none_of_them(tmp_path):
+    path = tmp_path / "state.jsonl"
+    tests, layers = three_tests_two_layers()
+    state = run.State(path, META)
+    assert state.load(tests, layers) == {}
+    state.add(0, tests[0][0], "none", run.Result("pass", "", 1.5))
+    state.add(0, tests[0][0], "monitor", run.Result("fail", "exit 1: x", 2.0))
+    state.add(1, tests[1][0], "none", run.Result("timeout", "no end", 30.0))
+
+    class Runner:  # what a resumed run launches
+        def __init__(self):
+            self.calls: list[tuple[str, str]] = []
+
+        def run(self, test, exe, layer):
+            self.calls.append((test.name, layer.name))
+            return run.Result("pass", "", 0.1)
+
+    resumed = run.State(path, dict(META, **{"mpilens commit": "c2"}))
+    results = resumed.load(tests, layers)
+    assert results[(0, "monitor")].status == "fail" and results[(0, "monitor")].commit == "c1"
+    runner = Runner()
+    done = run.run_all(tests, layers, runner, results, 1, 0, resumed, lambda done: None)
+    assert done == 3
+    # b timed out in the baseline: it cannot fail anew under the monitor, and is not run there
+    assert runner.calls == [("c", "none"), ("c", "monitor")]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 1 + 3 + 2 and lines[-1]["commit"] == "c2"
+    table = run.report(
+        dict(META, date="d", command="c", timeout="t", flavour="MPICH"),
+        ["pt2pt"],
+        layers,
+        tests,
+        results,
+        [],
+        done,
+    )
+    assert "mpilens commits of the results: c1, c2" in table
+    assert "| pt2pt | 3 | 2 / 0 / 1 / 0 | 1 / 1 / 0 / 0 |" in table
+    assert "`pt2pt/a 2` under `monitor`: fail: exit 1: x" in table
+
+
+def test_state_of_another_suite_or_library_is_refused(tmp_path, capsys):
+    path = tmp_path / "state.jsonl"
+    tests, layers = three_tests_two_layers()
+    run.State(path, META).load(tests, layers)
+    with pytest.raises(SystemExit) as stop:
+        run.State(path, dict(META, **{"MPI library": "Open MPI 4.1.4"})).load(tests, layers)
+    assert stop.value.code == 2
+    assert "another suite or MPI library" in capsys.readouterr().err
+    path.write_text("{not json\n")
+    with pytest.raises(SystemExit):
+        run.State(path, META).load(tests, layers)
