@@ -8,7 +8,7 @@
 #
 # Every library gets: the public include directory (include/, and its own folder privately),
 # MPI::MPI_C as a public dependency, the symbols its exports.map names and no others, the
-# project's VERSION and SOVERSION, installation into the `mpilens` export set, and the
+# project's VERSION and SOVERSION, installation into the `mpilens` export set (as mpilens::foo), and the
 # pkg-config file made from cmake/<NAME>.pc.in.
 function(mpilens_add_library)
   cmake_parse_arguments(L "LTO" "NAME;SPEC" "SOURCES;LINK;HEADERS" ${ARGN})
@@ -31,6 +31,9 @@ function(mpilens_add_library)
   target_link_options(${L_NAME} PRIVATE "-Wl,--version-script=${exports}")
   set_target_properties(${L_NAME} PROPERTIES
     VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} LINK_DEPENDS ${exports})
+  # exported as mpilens::<name without its prefix> (mpilens::monitor)
+  string(REGEX REPLACE "^mpilens-" "" export_name ${L_NAME})
+  set_target_properties(${L_NAME} PROPERTIES EXPORT_NAME ${export_name})
   install(TARGETS ${L_NAME} EXPORT mpilens LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   if(L_HEADERS)
     install(FILES ${L_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -48,7 +48,7 @@
 
 static const char usage_line[] =
     "usage: " PROGRAM " [--n N | --nx N --ny N --nz N] [--iterations N] [--tolerance T] [--repeat R]"
-    " [--wildcard]" REORDER_USAGE " [--help]";
+    " [--wildcard]" REORDER_USAGE " [--help] [--version]";
 #include "example_options.h"
 
 typedef struct {

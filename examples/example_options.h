@@ -47,7 +47,8 @@ static inline const char *option_value(int rank, int argc, char **argv, int *a, 
 }
 
 /* The name of option argv[a] ("--name" or "--name=value") into option; *equals: its "=", or NULL.
- * Anything not starting with "--" ends the run with the usage; --help calls help. */
+ * Anything not starting with "--" ends the run with the usage; --help calls help; --version
+ * prints the program's name and mpilens's version (MPILENS_EXAMPLE_VERSION, set by the build). */
 static inline void option_name(int rank, const char *arg, char option[64], const char **equals, void (*help)(int rank))
 {
     if (strncmp(arg, "--", 2) != 0)
@@ -58,6 +59,12 @@ static inline void option_name(int rank, const char *arg, char option[64], const
     snprintf(option, 64, "%.*s", (int)len, name);
     if (strcmp(option, "help") == 0)
         help(rank);
+    if (strcmp(option, "version") == 0) {
+        if (rank == 0)
+            printf("%s %s\n", PROGRAM, MPILENS_EXAMPLE_VERSION);
+        MPI_Finalize();
+        exit(0);
+    }
 }
 
 /* Whether option is the flag `flag` (and then sets *value); a flag given a value ends the run. */

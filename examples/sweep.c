@@ -26,7 +26,7 @@
 
 static const char usage_line[] =
     "usage: " PROGRAM " [--n N | --nx N --ny N --nz N] [--kblock K] [--iterations N] [--repeat R]"
-    " [--wildcard] [--help]";
+    " [--wildcard] [--help] [--version]";
 #include "example_options.h"
 
 typedef struct {
