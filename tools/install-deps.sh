@@ -5,7 +5,7 @@
 # it with "docs" for doxygen).
 # On other systems, or without root, it says what is missing and how to get it.
 set -eu
-packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc g++ gfortran
+packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc g++ gfortran man-db
           shellcheck)
 case "${1:-}" in
   "") ;;

@@ -4,6 +4,7 @@
 # - every installed program starts and says the project's version (the install run path finds
 #   the project's libraries and the MPI library);
 # - mpilens-map maps a matrix, and the reordering example runs at 2 ranks from the prefix;
+# - man shows each program's manual page from the prefix;
 # - every installed header compiles alone, as C and as C++;
 # - a consumer project (tests/install/consumer) links the monitoring API and runs at 2 ranks,
 #   built with CMake (find_package(mpilens 0.2 COMPONENTS monitor), mpilens::monitor) and with a
@@ -43,6 +44,14 @@ map=$("$prefix/bin/mpilens-map" --generate stencil2d:4 --topology "node:2 core:2
   --output "$prefix/reorder.jsonl" \
   >"$prefix/reorder.log" 2>&1 || { cat "$prefix/reorder.log" >&2; fail "the reordering example did not run from the prefix"; }
 grep -q '"type":"point"' "$prefix/reorder.jsonl" || fail "the reordering example wrote no point"
+
+# ---- manual pages: one per program with a reference page, which man finds under the prefix
+for page in "$here"/../../docs/programs/*.md; do
+  name=$(basename "$page" .md)
+  [ -f "$prefix/share/man/man1/$name.1" ] || fail "no manual page for $name"
+  MANPATH="$prefix/share/man" MANWIDTH=80 man "$name" 2>/dev/null | grep -q "^NAME" ||
+    fail "man $name does not show the page from the prefix"
+done
 
 # ---- headers: each one alone, as C and as C++
 for header in $(cd "$prefix/include" && find . -name "*.h" | sed 's|^\./||'); do
