@@ -31,12 +31,20 @@ def default_ranks() -> int:
     return DEFAULT_RANKS
 
 
-def rank_count(text: str) -> int:
+def _count(text: str, what: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(
-            f'invalid number of ranks "{text}": expected an integer of at least 1'
+            f'invalid number of {what} "{text}": expected an integer of at least 1'
         )
     return int(text)
+
+
+def rank_count(text: str) -> int:
+    return _count(text, "ranks")
+
+
+def node_count(text: str) -> int:
+    return _count(text, "nodes")
 
 
 def rank_counts(family: Family) -> Callable[[str], List[int]]:
@@ -215,8 +223,16 @@ def add_launch_options(
     group.add_argument(
         "--launcher",
         metavar="CMD",
-        help='launcher command prefix, e.g. "srun --mpi=pmix -n {np}"; {np} '
-        "becomes the rank count, else -n N is appended",
+        help='launcher command template, e.g. "srun --mpi=pmix -n {np}": {np} becomes the '
+        "rank count (without it, -n N follows the launcher's options), {nodes} the node count, "
+        "{program} the program and its arguments (without it, they go last)",
+    )
+    group.add_argument(
+        "--nodes",
+        type=node_count,
+        metavar="N",
+        help="number of nodes, only for {nodes} in --launcher (default inside a Slurm "
+        "allocation: its number of nodes)",
     )
     group.add_argument("--bin-dir", metavar="DIR", help=bin_dir_help)
     group.add_argument(
@@ -287,7 +303,13 @@ class EnvLauncher:
         self, program: launch.PathLike, program_args: Sequence[str], env: Mapping[str, str]
     ) -> List[str]:
         return launch.build_command(
-            self.flavour, self.args.np, program, program_args, launcher=self.args.launcher, env=env
+            self.flavour,
+            self.args.np,
+            program,
+            program_args,
+            launcher=self.args.launcher,
+            nodes=self.args.nodes,
+            env=env,
         )
 
     def check(self, program: launch.PathLike, outdir: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -234,10 +235,21 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _check_ranks(np: object) -> int:
-    if isinstance(np, bool) or not isinstance(np, int) or np < 1:
-        raise MpilensError(f'invalid number of ranks "{np}": expected an integer of at least 1')
-    return np
+def _check_count(count: object, what: str) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise MpilensError(f'invalid number of {what} "{count}": expected an integer of at least 1')
+    return count
+
+
+def allocation_nodes() -> Optional[int]:
+    """The number of nodes of the Slurm allocation mpilens runs in, if any."""
+    if not in_slurm_allocation():
+        return None
+    for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) >= 1:
+            return int(value)
+    return None
 
 
 # Launchers mpilens knows how to tell to set environment variables in every rank, by the name
@@ -294,6 +306,230 @@ def _with_env(prefix: List[str], flavour: Flavour, env: Optional[Mapping[str, st
     return [prefix[0], *_env_options(style, env), *prefix[1:]]
 
 
+# A --launcher is a template: {np} is the rank count, {nodes} the node count, {program} the word
+# the program and its arguments replace (else they follow the template); {{ and }} are braces.
+PLACEHOLDERS = ("np", "nodes", "program")
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+# Near misses of a placeholder, by what a user wrote between the braces.
+_MEANT = {
+    **dict.fromkeys(["n", "ranks", "nranks", "tasks", "ntasks", "procs", "nprocs"], "np"),
+    **dict.fromkeys(["node", "nnodes"], "nodes"),
+    **dict.fromkeys(["prog", "cmd", "command"], "program"),
+}
+
+# The options of each known launcher that set the rank count, without their leading dashes
+# (Open MPI and hydra take one or two); "c" is Open MPI's synonym of "np". srun's "N" is its
+# node count.
+_RANK_OPTIONS = {"openmpi": {"n", "np", "c"}, "hydra": {"n", "np"}, "srun": {"n", "ntasks"}}
+# Options of each known launcher that take no value: a word after one is not its value, so it
+# starts a wrapper (mpirun --oversubscribe valgrind); and those that take two (--mca NAME
+# VALUE). Any other option is taken to have the word after it, when that is no option, as its
+# value.
+_PAIRS = {"openmpi": {"mca", "gmca", "prtemca", "pmixmca"}, "hydra": {"genv", "env"}}
+_FLAGS = {
+    "openmpi": {
+        "oversubscribe",
+        "allow-run-as-root",
+        "report-bindings",
+        "tag-output",
+        "timestamp-output",
+        "display-map",
+        "use-hwthread-cpus",
+        "nolocal",
+        "v",
+        "verbose",
+        "q",
+        "quiet",
+    },
+    "hydra": {"l", "prepend-rank", "v", "verbose", "print-all-exitcodes"},
+    "srun": {
+        "l",
+        "label",
+        "u",
+        "unbuffered",
+        "v",
+        "verbose",
+        "Q",
+        "quiet",
+        "exclusive",
+        "overlap",
+        "O",
+        "overcommit",
+        "X",
+        "disable-status",
+    },
+}
+
+
+def _shown(words: Sequence[str]) -> str:
+    """words as one would type them, placeholders unquoted; on one line whatever they hold."""
+    shown = [
+        word if re.fullmatch(r"[\w@%+=:,./{}-]+", word) else shlex.quote(word) for word in words
+    ]
+    return " ".join(shown).replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _placeholders(word: str, words: Sequence[str]) -> List[str]:
+    """The placeholders in word, one of words; refuses an unknown one and a lone brace."""
+    names = []
+    for match in _FIELD.finditer(word):
+        name = match.group(1)
+        if match.group(0) in ("{{", "}}"):
+            continue
+        if name is None:
+            brace = match.group(0)
+            raise MpilensError(
+                f'--launcher "{_shown(words)}" has a lone "{brace}": write "{brace * 2}" for a '
+                "literal brace; the placeholders are {np}, {nodes} and {program}"
+            )
+        if name not in PLACEHOLDERS:
+            meant = _MEANT.get(name.strip(), name.strip().lower())
+            fixed = [
+                w.replace(match.group(0), "{" + meant + "}") if w == word else w for w in words
+            ]
+            hint = f', as in "{_shown(fixed)}"' if meant in PLACEHOLDERS else ""
+            raise MpilensError(
+                f'--launcher "{_shown(words)}" has an unknown placeholder {match.group(0)}: the '
+                "known ones are {np} (the rank count), {nodes} (the node count) and {program} "
+                f'(where the program goes){hint}; write "{{{{" and "}}}}" for literal braces'
+            )
+        names.append(name)
+    return names
+
+
+def _fill(word: str, values: Mapping[str, str]) -> str:
+    return _FIELD.sub(
+        lambda match: match.group(0)[0] if match.group(1) is None else values[match.group(1)], word
+    )
+
+
+def _launcher_index(words: Sequence[str], flavour: Flavour) -> int:
+    """Where the launcher is: the first word naming one mpilens knows (after a prefix such as
+    `env NAME=VALUE` or `nice -n 5`), else the first word."""
+    for index, word in enumerate(words):
+        if _env_style(word, flavour) is not None:
+            return index
+    return 0
+
+
+def _options_end(words: Sequence[str], start: int, style: Optional[str]) -> int:
+    """Where the options of the launcher at words[start] end: at its first word that is neither
+    an option nor an option's value (a wrapper: singularity exec img.sif), or at "--"."""
+    flags, pairs = _FLAGS.get(style or "", set()), _PAIRS.get(style or "", set())
+    values = 0  # the values the last option may still take
+    for index in range(start + 1, len(words)):
+        word = words[index]
+        if word == "--":
+            return index
+        if word.startswith("-") and word != "-":
+            name = word.lstrip("-")
+            values = 0 if "=" in word or name in flags else 2 if name in pairs else 1
+        elif values:
+            values -= 1
+        else:
+            return index
+    return len(words)
+
+
+def _check_no_rank_count(
+    words: Sequence[str], start: int, end: int, style: Optional[str], np: int
+) -> None:
+    """Refuses a rank count written in the launcher's own options (words[start + 1:end]) other
+    than {np}: it would contradict --np, or add to the -n N mpilens appends."""
+    if style is None:
+        return  # a launcher mpilens does not know: what its options mean is its own business
+    for index in range(start + 1, end):
+        word = words[index]
+        option, equals, value = word.partition("=")
+        attached = re.fullmatch(r"-n(\d+)", word) if style == "srun" else None
+        if attached:
+            value, replaced, fixed = attached.group(1), 1, ["-n{np}"]
+        elif word.startswith("-") and option.lstrip("-") in _RANK_OPTIONS[style]:
+            if equals:
+                replaced, fixed = 1, [option + "={np}"]
+            else:
+                has_value = index + 1 < end and not words[index + 1].startswith("-")
+                value = words[index + 1] if has_value else ""
+                replaced, fixed = 1 + has_value, [word, "{np}"]
+        else:
+            continue
+        if "{np}" in value:
+            continue
+        named = _shown(words[index : index + replaced])
+        corrected = [*words[:index], *fixed, *words[index + replaced :]]
+        raise MpilensError(
+            f"--launcher names a rank count ({named}) and --np asks for {np}: write {{np}} where "
+            f'the count goes, as in "{_shown(corrected)}"'
+        )
+
+
+def _nodes_unused(nodes: int) -> MpilensError:
+    return MpilensError(
+        f'--nodes {nodes} is only for a --launcher with {{nodes}}, as in "srun -N {{nodes}} '
+        '-n {np}"'
+    )
+
+
+def _from_template(
+    launcher: str,
+    flavour: Flavour,
+    np: int,
+    nodes: Optional[int],
+    program_words: List[str],
+) -> List[str]:
+    """The command of a --launcher template; see build_command."""
+    try:
+        words = shlex.split(launcher)
+    except ValueError as error:
+        raise MpilensError(
+            f'invalid --launcher "{launcher}": {str(error).lower()}; quote as a shell would'
+        ) from None
+    if not words:
+        raise MpilensError('--launcher is empty: give a command such as "mpirun -n {np}"')
+    used = [_placeholders(word, words) for word in words]
+    program_at = [index for index, names in enumerate(used) if "program" in names]
+    if any(words[index] != "{program}" for index in program_at) or len(program_at) > 1:
+        raise MpilensError(
+            f'--launcher "{_shown(words)}" must have {{program}} once, as a word of its own, '
+            'as in "srun -n {np} {program}"'
+        )
+    cut = program_at[0] if program_at else len(words)
+    if cut == 0:
+        raise MpilensError(
+            f'--launcher "{_shown(words)}" must start with the launcher, not {{program}}, as in '
+            '"srun -n {np} {program}"'
+        )
+    head, tail = words[:cut], words[cut:]
+    start = _launcher_index(head, flavour)
+    style = _env_style(head[start], flavour)
+    end = _options_end(head, start, style)
+    _check_no_rank_count(head, start, end, style, np)
+    found = {name for names in used for name in names}
+    if nodes is not None and "nodes" not in found:
+        raise _nodes_unused(nodes)
+    if "np" not in found:
+        wrapper = head[end + 1 :] if head[end : end + 1] == ["--"] else head[end:]
+        if wrapper:
+            fixed = [*head[:end], "-n", "{np}", *head[end:], *tail]
+            wrapped = f"{_shown(wrapper[:1])} after {_shown(head[start : start + 1])}"
+            raise MpilensError(
+                f'--launcher "{_shown(words)}" runs {wrapped} and has no {{np}}: mpilens cannot '
+                f"tell where -n {np} goes; write {{np}} where the count goes, as in "
+                f'"{_shown(fixed)}" (and {{program}} where the program goes, if not last)'
+            )
+        head = [*head[:end], "-n", "{np}", *head[end:]]
+    if "nodes" in found and nodes is None:
+        nodes = allocation_nodes()
+        if nodes is None:
+            raise MpilensError(
+                f'--launcher "{_shown(words)}" uses {{nodes}} but the node count is not known: '
+                "give it with --nodes N"
+            )
+    values = {"np": str(np), "nodes": str(nodes)}
+    filled = [_fill(word, values) for word in head]
+    return filled + program_words + [_fill(word, values) for word in tail[1:]]
+
+
 def build_command(
     flavour: Flavour,
     np: int,
@@ -301,32 +537,31 @@ def build_command(
     args: Sequence[str],
     *,
     launcher: Optional[str] = None,
+    nodes: Optional[int] = None,
     cpus: Optional[int] = None,
     euid: Optional[int] = None,
     env: Optional[Mapping[str, str]] = None,
 ) -> List[str]:
     """The full command line: launcher prefix, program, program arguments.
 
-    launcher is the user's --launcher string; "{np}" in it becomes the rank count, and without
-    it "-n <np>" is appended. Without one, the flavour's launcher gets the options it needs.
+    launcher is the user's --launcher template (docs/cli.md, "Launch command"): {np} becomes
+    the rank count, {nodes} the node count (nodes, else the Slurm allocation's), {program} the
+    program and its arguments (else they go last); without {np}, "-n <np>" goes after the
+    launcher's own options. Refused: a rank count other than {np} in those options, a wrapper
+    after them without {np}, an unknown placeholder. Without a launcher, the flavour's launcher
+    gets the options it needs. nodes is only for {nodes}: given without it, it is refused.
     env: variables every rank must see, given as options to a launcher mpilens knows (-x for
     Open MPI, -genv for MPICH's hydra, --export for srun); see process_env for the others.
     """
-    np = _check_ranks(np)
+    np = _check_count(np, "ranks")
+    if nodes is not None:
+        nodes = _check_count(nodes, "nodes")
+    program_words = [str(program), *args]
     if launcher is not None:
-        try:
-            words = shlex.split(launcher)
-        except ValueError as error:
-            raise MpilensError(
-                f'invalid --launcher "{launcher}": {str(error).lower()}; quote as a shell would'
-            ) from None
-        if not words:
-            raise MpilensError('--launcher is empty: give a command such as "mpirun -n {np}"')
-        if any("{np}" in word for word in words):
-            prefix = [word.replace("{np}", str(np)) for word in words]
-        else:
-            prefix = words + ["-n", str(np)]
-        return _with_env(prefix, flavour, env) + [str(program)] + list(args)
+        command = _from_template(launcher, flavour, np, nodes, program_words)
+        return _with_env(command, flavour, env)
+    if nodes is not None:
+        raise _nodes_unused(nodes)
     name = default_launcher(flavour)
     prefix = [name, "-n", str(np)]
     if Path(name).name == "srun":
@@ -338,7 +573,7 @@ def build_command(
             prefix.append("--oversubscribe")
         if (os.geteuid() if euid is None else euid) == 0:
             prefix.append("--allow-run-as-root")
-    return _with_env(prefix, flavour, env) + [str(program)] + list(args)
+    return _with_env(prefix, flavour, env) + program_words
 
 
 def is_command(word: str) -> bool:

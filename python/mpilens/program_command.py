@@ -112,7 +112,7 @@ def _prepare(args: argparse.Namespace, chosen: Sequence[Family]) -> Tuple[Path, 
                 + program_tail(output, args.resume)
             )
             command = launch.build_command(
-                flavour, ranks, program, program_args, launcher=args.launcher
+                flavour, ranks, program, program_args, launcher=args.launcher, nodes=args.nodes
             )
             launch.check_launcher(command, None if args.launcher else flavour)
             jobs.append(Job(family, command, output, ranks))
