@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, families, report, results
+from . import __version__, export, families, report, results
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
@@ -89,6 +89,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="write DIR/compare.html (default: DIR_A/compare-<name of DIR_B>.html)",
     )
     sub.set_defaults(handler=cmd_compare)
+    sub = commands.add_parser(
+        "export",
+        help="write the points of results as tables (CSV or JSON), one file per family",
+        description=(
+            "Write the points of the results in PATH as one table per family, for a spreadsheet "
+            "or pandas: a row per point; columns for its file, place and run, its parameters "
+            "and statistics (units in the CSV header), and whether the report takes it as "
+            "valid. Prints each file written and its number of rows."
+        ),
+    )
+    sub.add_argument(
+        "results",
+        metavar="PATH",
+        help="a results directory (its *.jsonl files, as mpilens report reads them) or one file",
+    )
+    sub.add_argument(
+        "--format",
+        choices=export.FORMATS,
+        default="csv",
+        help=(
+            "csv: <family>.csv, units in the header; json: <family>.json, the rows with the "
+            "units and each file's metadata (default csv)"
+        ),
+    )
+    sub.add_argument(
+        "--output",
+        metavar="DIR_OR_FILE",
+        help=(
+            f"the directory to write into (default: PATH's directory/{export.DIRECTORY}); or, "
+            "when one family is exported, the file to write (a name ending in .csv or .json)"
+        ),
+    )
+    sub.add_argument(
+        "--family",
+        metavar="F",
+        help="export the points of family F only (default: every family in PATH)",
+    )
+    sub.set_defaults(handler=cmd_export)
     sub = commands.add_parser("version", help="print the mpilens version")
     sub.set_defaults(handler=cmd_version)
     return parser
@@ -136,6 +174,14 @@ def cmd_compare(args: argparse.Namespace) -> None:
         outdir, filename = _results_home(source_a), f"compare-{name_b}.html"
     ensure_writable(outdir)
     print(report.write_comparison(runs_a, runs_b, outdir, labels, filename))
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    lines, notes = export.export(Path(args.results), args.format, args.output, args.family)
+    for note in notes:
+        print(note, file=sys.stderr)
+    for line in lines:
+        print(line)
 
 
 def cmd_version(args: argparse.Namespace) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from .errors import MpilensError
-from .results import Run, merge
+from .results import Record, Run, merge
 from .section import Part, ReportSection
 
 PRESETS = ("quick", "default", "full")
@@ -114,6 +114,10 @@ class Family:
     # (piggyback: one file per layer configuration; progress: one per progress setting; map: the
     # files of both examples, at any rank counts).
     combine: Optional[Callable[[Sequence[Run]], Run]] = None
+    # Every point its analysis judges (of a run as the report reads it, combined), with why it
+    # cannot be true, or None when it can: the points the report leaves out have a reason
+    # (`mpilens export` writes them); None for a family whose points are all taken as they are.
+    validity: Optional[Callable[[Run], List[Tuple[Record, Optional[str]]]]] = None
 
     @property
     def combiner(self) -> Optional[Callable[[Sequence[Run]], Run]]:
@@ -139,6 +143,7 @@ class StudyAnalysis(Protocol):
     def compare(self, run_a: Run, run_b: Run, /) -> List[str]: ...
     def comparison_table(self, run: Run, /) -> List[str]: ...
     def combine(self, runs: Sequence[Run], /) -> Run: ...
+    def validity(self, run: Run, /) -> List[Tuple[Record, Optional[str]]]: ...
 
 
 class StudyPlots(Protocol):
@@ -175,4 +180,5 @@ def study_family(
         min_ranks=2,
         text_table=analysis.comparison_table,
         combine=analysis.combine,
+        validity=analysis.validity,
     )

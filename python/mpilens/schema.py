@@ -277,8 +277,21 @@ STATS: Fields = {
     "comp": OBJECT,
     "sample": OBJECT,
 }
-# Times, sizes, durations, percentages and rates are named by their unit.
-_NUMBER_SUFFIXES = ("_ns", "_s", "_pct", "_Bps", "_hz", "_bytes", "_us")
+# Times, sizes, durations, percentages and rates are named by their unit: suffix -> unit.
+SUFFIX_UNITS = {
+    "_ns": "ns",
+    "_s": "s",
+    "_pct": "%",
+    "_Bps": "B/s",
+    "_hz": "Hz",
+    "_bytes": "B",
+    "_us": "us",
+}
+_NUMBER_SUFFIXES = tuple(SUFFIX_UNITS)
+# The fields of a sample summary in its own "unit"; the others (n, ci_level, ...) have none.
+SAMPLE_MEASURES = frozenset(
+    ("min", "max", "mean", "median", "q1", "q3", "d1", "d9", "ci_lo", "ci_hi", "values")
+)
 # Per-rank values are lists indexed by rank, null where not measured.
 _PER_RANK_PREFIXES = ("per_rank_", "cheap_")
 

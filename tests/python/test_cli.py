@@ -58,7 +58,7 @@ def test_help_lists_commands_and_families():
     for name in families.FAMILIES:
         # argparse puts a name longer than its column (piggyback) on a line of its own
         assert f"    {name} " in done.stdout or f"    {name}\n" in done.stdout
-    for command in ("suite", "report", "compare", "version"):
+    for command in ("suite", "report", "compare", "export", "version"):
         assert f"    {command} " in done.stdout
     assert "sanity    check that this machine and MPI can be measured" in done.stdout
 

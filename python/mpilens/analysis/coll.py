@@ -815,6 +815,19 @@ def valid_series(run: Run, found: Series) -> Tuple[Series, Dict[Config, Dict[int
     return kept, rejected
 
 
+def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
+    """Every point of a series, with why no estimate at its rank count can be trusted
+    (invalid_ranks; None when they can)."""
+    found = series(run)
+    _, rejected = valid_series(run, found)
+    return [
+        (point, rejected[config].get(ranks))
+        for config, by_method in found.items()
+        for by_ranks in by_method.values()
+        for ranks, point in by_ranks.items()
+    ]
+
+
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     found = series(run)

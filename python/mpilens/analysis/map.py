@@ -486,6 +486,24 @@ def grids(run: Run) -> List[Grid]:
     ]
 
 
+# Why grids() leaves a cell out (Cell.unexplained), for `mpilens export`.
+INVALID_UNEXPLAINED = (
+    "a gain the cost model cannot explain, even from the fastest repetition before to the "
+    "slowest after: the placement cannot save what it does not cost"
+)
+
+
+def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
+    """Every point of a grid's cell, with why its gain cannot be the reordering's (None when it
+    can be)."""
+    judged: List[Tuple[Record, Optional[str]]] = []
+    for point, _ in located(run, ALLGATHER):
+        cell = _cell(point)
+        if cell is not None:
+            judged.append((point, INVALID_UNEXPLAINED if cell.unexplained else None))
+    return judged
+
+
 def _differing(settings: Sequence[Setting]) -> List[str]:
     """The fields that tell the settings apart."""
     return [

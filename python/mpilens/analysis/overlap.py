@@ -508,6 +508,21 @@ def point_invalidity(point: Record, span: Interval, shared: Sequence[str]) -> Op
     return INVALID_COMP if slowed else None
 
 
+def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
+    """Every point of a map that has a ratio, with why the ratio cannot be true (None when it
+    can): the points the maps and sentences leave out are those with a reason."""
+    judged: List[Tuple[Record, Optional[str]]] = []
+    for bench in BENCHES:
+        if run.points_of(bench):
+            g = grid(run, bench)
+            judged += [
+                (p, reason)
+                for p, span, reason in zip(g.points, g.intervals, g.invalid)
+                if span is not None
+            ]
+    return judged
+
+
 # --- classification ------------------------------------------------------------------------------
 
 

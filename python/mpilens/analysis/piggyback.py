@@ -187,10 +187,9 @@ def _time_interval(point: Record) -> Optional[Tuple[float, float]]:
     return None if low is None or high is None else (low, high)
 
 
-def below_floor(run: Run) -> List[Tuple[Config, int]]:
-    """The points with the layer faster than the library alone beyond both intervals (their
-    one-way or window times): the layer only adds work to a message, so such a ratio cannot be
-    true; the machine or the library changed between the runs."""
+def _against_floor(run: Run) -> List[Tuple[Config, int, Record, bool]]:
+    """(configuration, message size, point, whether it is below the floor) of every point with
+    the layer whose time and the library alone's at the same size both have an interval."""
     located = _located(run)
     floors = {
         (config.bench, config.recv, size): _time_interval(point)
@@ -200,9 +199,32 @@ def below_floor(run: Run) -> List[Tuple[Config, int]]:
     found = []
     for config, size, point in located:
         mine, floor = _time_interval(point), floors.get((config.bench, config.recv, size))
-        if config.method != NONE and mine is not None and floor is not None and mine[1] < floor[0]:
-            found.append((config, size))
+        if config.method != NONE and mine is not None and floor is not None:
+            found.append((config, size, point, mine[1] < floor[0]))
     return found
+
+
+def below_floor(run: Run) -> List[Tuple[Config, int]]:
+    """The points with the layer faster than the library alone beyond both intervals (their
+    one-way or window times): the layer only adds work to a message, so such a ratio cannot be
+    true; the machine or the library changed between the runs."""
+    return [(config, size) for config, size, _, below in _against_floor(run) if below]
+
+
+# Why below_floor leaves a point out, for `mpilens export`.
+INVALID_BELOW_FLOOR = (
+    "faster with the layer than without it, beyond the noise of both, which the layer cannot "
+    "make (it only adds work)"
+)
+
+
+def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
+    """Every point with the layer that has the library alone's to compare with, with why it
+    cannot be true (None when it can)."""
+    return [
+        (point, INVALID_BELOW_FLOOR if below else None)
+        for _, _, point, below in _against_floor(run)
+    ]
 
 
 def below_floor_figures(run: Run) -> List[Tuple[Config, int, float]]:

@@ -209,16 +209,35 @@ def measurements(run: Run) -> Found:
     }
 
 
-def impossible_measures(run: Run) -> List[Tuple[Key, int, Measure]]:
-    """The figures measurements() leaves out: an overhead or a blocking time below 0 beyond the
-    noise of its repetitions, which no progress can give."""
-    every: List[Tuple[Key, int, Measure]] = []
+def _figures(run: Run) -> List[Tuple[Record, Key, int, Measure]]:
+    """(point, series, message size, figure) of every p2p and nbc point with a figure."""
+    every: List[Tuple[Record, Key, int, Measure]] = []
     for point in run.points:
         key, measure = _key(point), _measure(point)
         size = record_integer(record_object(point, "params").get("size_bytes"))
-        if key is not None and measure is not None and size is not None and measure.impossible:
-            every.append((key, size, measure))
+        if key is not None and measure is not None and size is not None:
+            every.append((point, key, size, measure))
     return every
+
+
+def impossible_measures(run: Run) -> List[Tuple[Key, int, Measure]]:
+    """The figures measurements() leaves out: an overhead or a blocking time below 0 beyond the
+    noise of its repetitions, which no progress can give."""
+    return [(key, size, measure) for _, key, size, measure in _figures(run) if measure.impossible]
+
+
+# Why impossible_measures leaves a point out, for `mpilens export`.
+INVALID_BELOW_ZERO = (
+    "a time below 0 beyond the noise of its repetitions, which no progress can give"
+)
+
+
+def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
+    """Every p2p and nbc point with a figure, with why it cannot be true (None when it can)."""
+    return [
+        (point, INVALID_BELOW_ZERO if measure.impossible else None)
+        for point, _, _, measure in _figures(run)
+    ]
 
 
 def _impossible_sentences(run: Run) -> List[str]:

@@ -108,6 +108,7 @@ FAMILY = Family(
     presets=PRESETS,
     options=OPTIONS,
     compare_parts=plots.compare_parts,
+    validity=analysis.validity,
     np_series=True,
     min_ranks=2,
     text_table=analysis.comparison_table,

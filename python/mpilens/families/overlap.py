@@ -29,4 +29,5 @@ FAMILY = Family(
         ),
     ),
     compare_parts=plots.compare_parts,
+    validity=analysis.validity,
 )
