@@ -29,12 +29,17 @@ compiler_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpicc
 launcher_openmpi5 := $(CURDIR)/$(OPENMPI5)/bin/mpirun
 ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli|piggyback_layer|progress_layer|progress_cli|examples)\.'
 
-.PHONY: run test test-sanitize lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean test-conformance $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
+.PHONY: run test test-sanitize test-package lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean test-conformance $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
 
-run: deps build
-	$(VENV)/bin/mpilens suite --preset quick
+# make run needs one MPI library: Open MPI from Debian (the second library and Open MPI 5 are
+# for make test). RUN_MPI=mpich runs the suite under MPICH instead.
+RUN_MPI ?= openmpi
+run:
+	@echo "make run: about 2 minutes on 2 cores once the Debian packages are in (.venv, one build, the quick suite), more while apt installs them"
+	@$(MAKE) --no-print-directory deps build-$(RUN_MPI)
+	$(VENV)/bin/mpilens suite --preset quick --mpi $(RUN_MPI)
 
-test: deps lint build $(addprefix test-,$(FLAVOURS)) test-sanitize test-python test-cluster
+test: deps lint build $(addprefix test-,$(FLAVOURS)) test-sanitize test-python test-package test-cluster
 
 # Static checks, the first step of make test: ruff (lint and format) and mypy on the Python
 # package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc),
@@ -102,6 +107,11 @@ test-sanitize: deps
 	      -DMPIEXEC_EXECUTABLE=$(launcher_mpich) -DMPILENS_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build build/sanitize -j $(JOBS)
 	$(SANITIZE_ENV) ctest --test-dir build/sanitize --output-on-failure -j 2 -R $(SANITIZE_TESTS)
+
+# The Python side as users install it: wheel and sdist built, installed into fresh environments
+# and with pipx, away from the checkout (tests/install/check_package.sh).
+test-package: deps
+	tests/install/check_package.sh $(CURDIR)/$(VENV)/bin/python
 
 test-python: deps
 	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, export, families, report, results
+from . import __version__, export, families, packaging_files, report, results
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
@@ -31,6 +31,17 @@ def _bound(command: Command, family: Family) -> Handler:
     return lambda args: command.run(args, family)
 
 
+def reference() -> str:
+    """Where the command's reference (cli.md) is: the checkout's docs/, or where the package
+    installed it (packaging_files.DOC_DIR under the environment's prefix)."""
+    found = packaging_files.installed_docs("cli.md", (sys.prefix, sys.base_prefix))
+    return str(found) if found else "docs/cli.md of the mpilens source"
+
+
+def epilog(where: str) -> str:
+    return f"Reference: {where}. Run 'mpilens COMMAND --help' for the options of a command."
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mpilens",
@@ -38,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Measure what MPI does on this machine: run the mpilens "
             "programs, then report and compare their results."
         ),
-        epilog="Reference: docs/cli.md. Run 'mpilens COMMAND --help' for the options of a command.",
+        epilog=epilog(reference()),
     )
     parser.add_argument("--version", action="version", version=f"mpilens {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

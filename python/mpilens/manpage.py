@@ -123,30 +123,45 @@ def blocks(lines: Sequence[str]) -> Iterator[Tuple[str, List[str]]]:
             yield "paragraph", para
 
 
-def to_roff(markdown: str, version: str, date: str = "") -> str:
-    """The manual page of a Markdown reference page that starts with "# name(section)"."""
-    lines = markdown.splitlines()
-    title = TITLE.match(lines[0]) if lines else None
-    if not title:
-        raise ValueError('the page must start with a title "# name(section)"')
-    name, section = title.group("name"), title.group("section")
-    out = [
+def header(name: str, section: str, version: str, date: str) -> List[str]:
+    """The title line and the settings every page starts with."""
+    return [
         f'.TH "{name.upper()}" "{section}" "{date}" "mpilens {version}" "mpilens manual"',
         ".nh",  # no hyphenation: option names stay whole
         ".ad l",
     ]
-    for kind, body in blocks(lines[1:]):
+
+
+def body(lines: Sequence[str], heading_prefix: str = "") -> List[str]:
+    """Markdown lines as roff: headings become sections (prefixed, for a page within a page)."""
+    out: List[str] = []
+    for kind, part in blocks(lines):
         if kind == "heading":
-            out.append(f'.SH "{escape(body[0].upper())}"')
+            out.append(f'.SH "{escape((heading_prefix + part[0]).upper())}"')
         elif kind == "code":
-            out += [".PP", ".nf", ".RS 4"] + [line(escape(text)) for text in body] + [".RE", ".fi"]
+            out += [".PP", ".nf", ".RS 4"] + [line(escape(text)) for text in part] + [".RE", ".fi"]
         elif kind == "table":
-            out += list(table(body))
+            out += list(table(part))
         elif kind == "item":
-            out += [".IP \\(bu 2", line(inline(" ".join(body)))]
+            out += [".IP \\(bu 2", line(inline(" ".join(part)))]
         else:
-            out += [".PP", line(inline(" ".join(body)))]
-    return "\n".join(out) + "\n"
+            out += [".PP", line(inline(" ".join(part)))]
+    return out
+
+
+def split_title(markdown: str) -> Tuple[str, str, List[str]]:
+    """(name, section, the lines after the title) of a reference page."""
+    lines = markdown.splitlines()
+    title = TITLE.match(lines[0]) if lines else None
+    if not title:
+        raise ValueError('the page must start with a title "# name(section)"')
+    return title.group("name"), title.group("section"), lines[1:]
+
+
+def to_roff(markdown: str, version: str, date: str = "") -> str:
+    """The manual page of a Markdown reference page that starts with "# name(section)"."""
+    name, section, lines = split_title(markdown)
+    return "\n".join(header(name, section, version, date) + body(lines)) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

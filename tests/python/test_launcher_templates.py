@@ -159,30 +159,19 @@ def test_invalid_node_count(nodes):
 
 
 def test_program_placeholder():
+    monitor = [":", "-np", "1", "./monitor"]
     assert command("mpirun -np {np} {program} : -np 1 ./monitor") == [
-        "mpirun",
-        "-np",
-        "4",
+        *["mpirun", "-np", "4"],
         APP,
         *ARGS,
-        ":",
-        "-np",
-        "1",
-        "./monitor",
+        *monitor,
     ]
     # Without {np}, -n N goes before {program}, after the launcher's options.
     assert command("mpirun --hostfile h {program} : -np 1 ./monitor") == [
-        "mpirun",
-        "--hostfile",
-        "h",
-        "-n",
-        "4",
+        *["mpirun", "--hostfile", "h", "-n", "4"],
         APP,
         *ARGS,
-        ":",
-        "-np",
-        "1",
-        "./monitor",
+        *monitor,
     ]
     assert command("mpirun -np {np} -- {program}") == ["mpirun", "-np", "4", "--", APP, *ARGS]
 
