@@ -109,6 +109,7 @@ struct ml_req {
     MPI_Request pb_request; /* a send's pb message (in `pb`) until the send completes */
     ml_req_t *pending_prev, *pending_next;
     int pending; /* on its communicator's list of receives not yet paired */
+    void *claim; /* an MPI_Imrecv under separate-after: the pb receive its probe claimed */
 };
 
 ml_req_t *ml_req_new(ml_req_kind_t kind);
@@ -198,6 +199,12 @@ void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status);
 /* A message matched by MPI_(I)mprobe: paired (and its pb consumed) at once, since matching is
  * what orders a stream. */
 void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status);
+/* separate-after: a probe matched the next message of stream (source, tag), whose pb comes only
+ * once the message is received: claims the stream's next pb receive for it (separate.c says
+ * why); NULL when the method carries no pb. take_claimed waits for that pb and consumes it, once
+ * the message was received with `status`. */
+void *ml_pb_separate_claim(MPI_Comm comm, int source, int tag);
+void ml_pb_separate_take_claimed(void *claim, MPI_Comm comm, const MPI_Status *status);
 /* Sends the pb message of a send to `dest`: held by the send's record `owner` until the send
  * completes (the program may cancel it, and its pb message must then go too), or, with no owner
  * (a blocking send), left in flight at once. */
@@ -227,9 +234,19 @@ void ml_pb_complete(ml_req_t *r, MPI_Status *status);
 void ml_pb_zombie_add(ml_req_t *r);
 void ml_pb_zombies_poll(int wait);
 
-/* ---- the message a matched probe returned, until its receive (wrap_probe.c) ------------------- */
+/* ---- the message a matched probe returned, until its receive (wrap_recv.c) -------------------- */
 
-void ml_pb_message_remember(MPI_Message message, MPI_Comm comm);
-MPI_Comm ml_pb_message_take(MPI_Message message);
+/* What the probe knew of the message, which MPI cannot tell from the message handle: its
+ * communicator, and under separate-after the pb receive it owns. */
+typedef struct remembered {
+    MPI_Message message;
+    MPI_Comm comm;
+    void *claim; /* separate-after: the pb receive the probe claimed for it */
+    struct remembered *next;
+} remembered_t;
+
+void ml_pb_message_remember(MPI_Message message, MPI_Comm comm, void *claim);
+/* Its record, taken off the list; a message the layer never saw ends the job. */
+remembered_t ml_pb_message_take(MPI_Message message);
 
 #endif

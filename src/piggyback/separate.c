@@ -31,6 +31,15 @@
  * payload a later receive will match (a younger prefetch cannot hold a pb while an older one
  * waits). Prefetches left at MPI_Finalize or when a communicator is freed are cancelled.
  *
+ * A message matched by MPI_Mprobe or MPI_Improbe is the next of its stream in matching order,
+ * so it owns the stream's next pb. Under "separate" that pb was sent before the payload and is
+ * taken at the probe. Under "separate-after" it is sent once the payload's send completed, which
+ * a synchronous or rendezvous send does only when the payload is received, after MPI_Mrecv: the
+ * probe claims the stream's oldest prefetch (posting one if there is none), which later pairings
+ * of the stream pass over, and the receive of the message takes it (MPICH's pt2pt/mprobe: a
+ * wait at the probe hung; pairing at the receive alone gave a later receive of the stream the
+ * probed message's pb).
+ *
  * A wait for a pb is bounded: its sender sends it before the payload, or, for "separate-after",
  * right after handing the payload to MPI (a blocking send: once it returned, which needs nothing
  * more of the receiver, who already has the payload). */
@@ -42,6 +51,7 @@
 typedef struct prefetch prefetch_t;
 struct prefetch {
     int source, tag;
+    int claimed; /* by a matched message (separate-after), for its receive: others pass it over */
     MPI_Request request;
     unsigned char *pb;
     prefetch_t *prev, *next;
@@ -114,6 +124,7 @@ static void prefetch_post(shadow_t *s, int source, int tag)
         ml_pb_fail("out of memory for a piggyback receive");
     p->source = source;
     p->tag = tag;
+    p->claimed = 0;
     p->pb = ml_pb_buffer_get(ml_pb.size);
     PMPI_Irecv(p->pb, (int)ml_pb.size, MPI_BYTE, source, tag, s->shadow, &p->request);
     p->next = NULL;
@@ -178,7 +189,7 @@ static void prefetches_cancel(shadow_t *s)
 static unsigned char *next_pb(shadow_t *s, int source, int tag)
 {
     for (prefetch_t *p = s->oldest; p; p = p->next)
-        if (p->source == source && p->tag == tag) {
+        if (p->source == source && p->tag == tag && !p->claimed) {
             PMPI_Wait(&p->request, MPI_STATUS_IGNORE);
             prefetch_unlink(s, p);
             unsigned char *pb = p->pb;
@@ -292,6 +303,11 @@ static void pair(shadow_t *s, ml_req_t *r, MPI_Comm comm, const MPI_Status *stat
 
 void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status)
 {
+    if (r && r->claim) { /* an MPI_Imrecv under separate-after: its probe claimed its pb */
+        ml_pb_separate_take_claimed(r->claim, comm, status);
+        r->claim = NULL;
+        return;
+    }
     if (!in_use() || (r && !r->pending) || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
     shadow_t *s = shadow_of(comm);
@@ -307,6 +323,33 @@ void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status)
 {
     if (in_use() && status->MPI_SOURCE != MPI_PROC_NULL)
         pair(shadow_of(comm), NULL, comm, status);
+}
+
+void *ml_pb_separate_claim(MPI_Comm comm, int source, int tag)
+{
+    if (!in_use() || source == MPI_PROC_NULL)
+        return NULL;
+    shadow_t *s = shadow_of(comm);
+    prefetch_t *p = s->oldest;
+    while (p && !(p->source == source && p->tag == tag && !p->claimed))
+        p = p->next;
+    if (!p) {
+        prefetch_post(s, source, tag);
+        p = s->newest;
+    }
+    p->claimed = 1;
+    return p;
+}
+
+void ml_pb_separate_take_claimed(void *claim, MPI_Comm comm, const MPI_Status *status)
+{
+    prefetch_t *p = claim;
+    PMPI_Wait(&p->request, MPI_STATUS_IGNORE);
+    prefetch_unlink(shadow_of(comm), p);
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    ml_pb_consume(p->pb, p->source, p->tag, comm, (size_t)bytes);
+    prefetch_free(p);
 }
 
 /* ---- sends: the pb message goes on its own, before or after the payload ---------------------------

@@ -202,17 +202,21 @@ int ml_pb_iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
 }
 
 /* A matched message: its communicator kept for its receive (MPI cannot tell it from the message),
- * its size corrected, and under the separate method its pb paired now. */
+ * its size corrected, and under `separate` its pb paired now: it was sent before the payload.
+ * Under `separate-after` it claims its pb receive now, and its receive takes it (separate.c). */
 static void matched(MPI_Message message, MPI_Comm comm, MPI_Status *status)
 {
     if (message == MPI_MESSAGE_NO_PROC)
         return;
     ml_pb_drivers_comm_named(comm);
-    ml_pb_message_remember(message, comm);
-    if (separate())
+    void *claim = NULL;
+    if (!separate())
+        ml_pb_probe_fix(status);
+    else if (!ml_pb_separate_after())
         ml_pb_separate_matched(comm, status);
     else
-        ml_pb_probe_fix(status);
+        claim = ml_pb_separate_claim(comm, status->MPI_SOURCE, status->MPI_TAG);
+    ml_pb_message_remember(message, comm, claim);
 }
 
 int ml_pb_mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
@@ -243,11 +247,16 @@ int ml_pb_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, M
 {
     if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
         return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
-    MPI_Comm comm = ml_pb_message_take(*message);
-    if (separate())
-        return ML_NEXT(MPI_Mrecv)(buf, count, type, message, status);
+    remembered_t m = ml_pb_message_take(*message);
+    MPI_Comm comm = m.comm;
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (separate()) { /* separate-after: the pb its probe claimed, now the payload is in */
+        int rc = ML_NEXT(MPI_Mrecv)(buf, count, type, message, st);
+        if (rc == MPI_SUCCESS && m.claim)
+            ml_pb_separate_take_claimed(m.claim, comm, st);
+        return rc;
+    }
     ml_req_t r = {.kind = REQ_RECV, .blocking = 1};
     ml_req_describe(&r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
     void *wire_buf;
@@ -266,10 +275,17 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
 {
     if (!ml_pb.active || *message == MPI_MESSAGE_NO_PROC)
         return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
-    MPI_Comm comm = ml_pb_message_take(*message);
-    if (separate())
+    remembered_t m = ml_pb_message_take(*message);
+    MPI_Comm comm = m.comm;
+    if (separate() && !m.claim)
         return ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
     ml_req_t *r = ml_req_new(REQ_RECV);
+    if (separate()) { /* separate-after: its completion takes the pb its probe claimed */
+        ml_req_describe(r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
+        r->claim = m.claim;
+        int rc = ML_NEXT(MPI_Imrecv)(buf, count, type, message, request);
+        return ml_req_record(r, rc, *request, 1);
+    }
     ml_req_describe(r, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm);
     void *wire_buf;
     int wire_count;
@@ -284,34 +300,25 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
 
 /* ---- matched messages: a short list, since few are outstanding at once -------------------------- */
 
-typedef struct remembered {
-    MPI_Message message;
-    MPI_Comm comm;
-    struct remembered *next;
-} remembered_t;
-
 static remembered_t *messages;
 
-void ml_pb_message_remember(MPI_Message message, MPI_Comm comm)
+void ml_pb_message_remember(MPI_Message message, MPI_Comm comm, void *claim)
 {
     remembered_t *m = malloc(sizeof *m);
     if (!m)
         ml_pb_fail("out of memory for a matched message");
-    m->message = message;
-    m->comm = comm;
-    m->next = messages;
+    *m = (remembered_t){message, comm, claim, messages};
     messages = m;
 }
 
-MPI_Comm ml_pb_message_take(MPI_Message message)
+remembered_t ml_pb_message_take(MPI_Message message)
 {
     for (remembered_t **p = &messages; *p; p = &(*p)->next)
         if ((*p)->message == message) {
-            remembered_t *m = *p;
-            MPI_Comm comm = m->comm;
-            *p = m->next;
-            free(m);
-            return comm;
+            remembered_t m = **p;
+            free(*p);
+            *p = m.next;
+            return m;
         }
     ml_pb_fail("MPI_Mrecv or MPI_Imrecv of a message no MPI_Mprobe or MPI_Improbe of the layer returned");
 }

@@ -12,7 +12,11 @@
  * - probe_unexp: communicators created and freed one after the other, a message on each: MPI
  *   gives a new communicator the handle of a freed one, on some ranks and not others, and the
  *   check driver, which numbered each stream by handle, went on with the freed communicator's
- *   numbers at one end and started again at the other.
+ *   numbers at one end and started again at the other;
+ * - mprobe: a blocking synchronous and rendezvous-size send matched by MPI_Mprobe
+ *   (MPI_Improbe) and received by MPI_Mrecv (MPI_Imrecv): separate-after paired the pb at the
+ *   probe, waiting for a pb its sender sends only once the payload is received (a hang); and a
+ *   message matched by MPI_Mprobe then received after a later one of its stream.
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -214,6 +218,68 @@ static void communicators_reused(void)
     }
 }
 
+/* mprobe: even ranks send to the odd rank after them (an odd last rank sits out): a synchronous
+ * small message and a rendezvous-size one, each blocking, whose pb separate-after sends only once
+ * the payload is received; the odd rank matches each with MPI_Mprobe (MPI_Improbe), then
+ * receives it with MPI_Mrecv (MPI_Imrecv). Then two messages of one stream, the first matched by
+ * MPI_Mprobe and received after the second: each must get its own pb. */
+static void matched_then_received(void)
+{
+    enum { LARGE = 1 << 18 }; /* 1 MiB of ints: rendezvous under both libraries */
+    int partner = rank ^ 1;
+    if (partner >= size)
+        return;
+    int *buf = malloc(LARGE * sizeof *buf);
+    const int counts[2] = {3, LARGE};
+    for (int k = 0; k < 2; k++)
+        for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+            int n = counts[k], tag = 70 + 2 * k + nonblocking;
+            if (rank % 2 == 0) {
+                fill(buf, n, tag);
+                (k ? MPI_Send : MPI_Ssend)(buf, n, MPI_INT, partner, tag, MPI_COMM_WORLD);
+                continue;
+            }
+            MPI_Message message;
+            MPI_Status st;
+            int flag = 0;
+            if (nonblocking)
+                while (!flag)
+                    MPI_Improbe(partner, tag, MPI_COMM_WORLD, &flag, &message, &st);
+            else
+                MPI_Mprobe(partner, tag, MPI_COMM_WORLD, &message, &st);
+            expect(nonblocking ? "MPI_Improbe" : "MPI_Mprobe", &st, NULL, n, tag);
+            if (nonblocking) {
+                MPI_Request receive;
+                MPI_Imrecv(buf, n, MPI_INT, &message, &receive);
+                MPI_Wait(&receive, &st);
+            } else {
+                MPI_Mrecv(buf, n, MPI_INT, &message, &st);
+            }
+            expect(nonblocking ? "MPI_Imrecv" : "MPI_Mrecv", &st, buf, n, tag);
+            received_messages++;
+        }
+    int first[4], second[2];
+    if (rank % 2 == 0) {
+        fill(first, 4, 80);
+        fill(second, 2, 81);
+        MPI_Request sends[2];
+        MPI_Status statuses[2]; /* not MPI_STATUSES_IGNORE, which GCC takes for an array of none */
+        MPI_Isend(first, 4, MPI_INT, partner, 80, MPI_COMM_WORLD, &sends[0]);
+        MPI_Isend(second, 2, MPI_INT, partner, 80, MPI_COMM_WORLD, &sends[1]);
+        MPI_Waitall(2, sends, statuses);
+    } else {
+        MPI_Message message;
+        MPI_Status st;
+        MPI_Mprobe(partner, 80, MPI_COMM_WORLD, &message, &st);
+        MPI_Recv(second, 2, MPI_INT, partner, 80, MPI_COMM_WORLD, &st);
+        expect("a message received before an earlier one matched by MPI_Mprobe", &st, second, 2, 81);
+        MPI_Mrecv(first, 4, MPI_INT, &message, &st);
+        expect("the message MPI_Mprobe matched, received after a later one", &st, first, 4, 80);
+        received_messages += 2;
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -227,5 +293,6 @@ int main(int argc, char **argv)
     isendrecv_beside_isends(4, 40000, 200);
     cancelled_send_to_self();
     communicators_reused();
+    matched_then_received();
     return pbtest_finish(received_messages);
 }
