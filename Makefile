@@ -35,7 +35,7 @@ ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli
 # for make test). RUN_MPI=mpich runs the suite under MPICH instead.
 RUN_MPI ?= openmpi
 run:
-	@echo "make run: about 2 minutes on 2 cores once the Debian packages are in (.venv, one build, the quick suite), more while apt installs them"
+	@echo "make run: 1 to 2 minutes on 2 cores once the Debian packages are in (.venv, one build, the quick suite), more while apt installs them"
 	@$(MAKE) --no-print-directory deps build-$(RUN_MPI)
 	$(VENV)/bin/mpilens suite --preset quick --mpi $(RUN_MPI)
 
