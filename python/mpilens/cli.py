@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, export, families, packaging_files, report, results
+from . import __version__, export, families, packaging_files, report, results, tune
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="export the points of family F only (default: every family in PATH)",
     )
     sub.set_defaults(handler=cmd_export)
+    sub = commands.add_parser(
+        "tune", help=tune.HELP, description=tune.DESCRIPTION, usage=tune.USAGE
+    )
+    tune.add_arguments(sub)
+    sub.set_defaults(handler=tune.run)
     sub = commands.add_parser("version", help="print the mpilens version")
     sub.set_defaults(handler=cmd_version)
     return parser

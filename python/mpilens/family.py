@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
+from .advice import Symptom
 from .errors import MpilensError
 from .results import Record, Run, merge
 from .section import Part, ReportSection
@@ -118,6 +119,11 @@ class Family:
     # cannot be true, or None when it can: the points the report leaves out have a reason
     # (`mpilens export` writes them); None for a family whose points are all taken as they are.
     validity: Optional[Callable[[Run], List[Tuple[Record, Optional[str]]]]] = None
+    # The report's first screen: the family's verdict on a run in one or two sentences (None:
+    # the first sentence of its diagnosis stands for it), and what the run shows that costs
+    # time, as symptoms of the remedy catalogue (advice.py, remedies.json).
+    verdict: Optional[Callable[[Run], Optional[str]]] = None
+    symptoms: Optional[Callable[[Run], List[Symptom]]] = None
 
     @property
     def combiner(self) -> Optional[Callable[[Sequence[Run]], Run]]:

@@ -10,8 +10,9 @@ from typing import Callable, Dict, List, Sequence, Tuple, Union
 
 from . import families
 from .analysis.conditions import conditions
-from .markup import Markup, details, element, join, page, png_image, table
+from .markup import Markup, details, element, esc, join, page, png_image, table
 from .plots.common import diagnosis_list
+from .report_summary import first_screen
 from .results import Run, record_object
 from .safe_names import file_name_part, printable
 from .section import Part, Plot, ReportSection
@@ -150,6 +151,11 @@ def _notes(run: Run) -> Markup:
     return join([element("h3", "Notes"), element("ul", join(items))])
 
 
+def plot_anchor(name: str) -> str:
+    """The id of a plot's figure in the page (its file name under plots/ without .png)."""
+    return f"plot-{name}"
+
+
 def _embed(parts: Sequence[Part], outdir: Path, plot_prefix: str) -> List[Markup]:
     """HTML for a family's parts; each plot is embedded and also saved under outdir/plots/."""
     blocks = []
@@ -157,13 +163,10 @@ def _embed(parts: Sequence[Part], outdir: Path, plot_prefix: str) -> List[Markup
         if isinstance(part, Plot):
             plot_dir = outdir / "plots"
             plot_dir.mkdir(parents=True, exist_ok=True)
-            (plot_dir / f"{file_name_part(plot_prefix + part.name)}.png").write_bytes(part.png)
-            blocks.append(
-                element(
-                    "figure",
-                    join([png_image(part.png, part.caption), element("figcaption", part.caption)]),
-                )
-            )
+            name = file_name_part(plot_prefix + part.name)
+            (plot_dir / f"{name}.png").write_bytes(part.png)
+            figure = join([png_image(part.png, part.caption), element("figcaption", part.caption)])
+            blocks.append(Markup(f'<figure id="{esc(plot_anchor(name))}">{figure}</figure>'))
         else:
             blocks.append(part)
     return blocks
@@ -217,24 +220,36 @@ def _several(runs: Sequence[Run], run: Run) -> bool:
     return sum(other.family == run.family for other in runs) > 1
 
 
+def _plot_prefix(run: Run) -> str:
+    return f"{run.path.stem}-"
+
+
+def _anchor(run: Run, plot: str) -> str:
+    """The id of a plot of a run's section in its report."""
+    return plot_anchor(file_name_part(_plot_prefix(run) + plot))
+
+
 def write_report(runs: Sequence[Run], outdir: Path) -> Path:
     """Write outdir/report.html (and outdir/plots/*.png) for runs; return the page's path."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     subtitle = _subtitle(runs)
+    shown = grouped(runs)
+    every = findings(runs)
     body = [
         element("h1", "mpilens report"),
         element("p", subtitle, "subtitle"),
-        element("h2", "Findings"),
-        diagnosis_list(findings(runs)),
-        element("h2", "Runs"),
+        first_screen(shown, _anchor, completeness),
+        details(
+            f"Every finding, family by family ({len(every)})",
+            diagnosis_list(every),
+        ),
     ]
-    for run in runs:
-        body += [element("h3", run.path.name), _metadata_table(run)]
-    shown = grouped(runs)
     for run in shown:
         suffix = f" ({_run_name(run)})" if _several(shown, run) else ""
-        body.append(_section(run, outdir, f"{run.path.stem}-", suffix))
+        body.append(_section(run, outdir, _plot_prefix(run), suffix))
+    body.append(element("h2", "Runs"))
+    body += [details(f"{run.path.name}: how it was run", _metadata_table(run)) for run in runs]
     path = outdir / "report.html"
     # File names and labels may hold bytes that are not UTF-8 (kept as lone surrogates).
     path.write_text(

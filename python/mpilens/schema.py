@@ -90,6 +90,7 @@ STRING = Kind("a string", lambda value: isinstance(value, str))
 STRING_OR_NULL = Kind("a string", STRING.test, nullable=True)
 BOOL = Kind("a bool", lambda value: isinstance(value, bool))
 OBJECT = Kind("an object", lambda value: isinstance(value, dict))
+OBJECT_OR_NULL = Kind("an object", OBJECT.test, nullable=True)
 LIST = Kind("a list", lambda value: isinstance(value, list))
 STRINGS = Kind("a list of strings", _list_of(str))
 NUMBERS = Kind("a list of numbers", _list_of(int, float))
@@ -140,6 +141,7 @@ META: Fields = {
     "cpus_online": NUMBER,
     "topology": OBJECT,
     "env": OBJECT,
+    "cvars": OBJECT_OR_NULL,
     "clock": OBJECT,
     "options": OBJECT,
     "progress_setting": OBJECT,
@@ -160,6 +162,7 @@ META_NESTED: Nested = {
         "read_cost_ns": NUMBER_OR_NULL,
     },
     "topology": {"packages": NUMBER, "cores": NUMBER, "pus": NUMBER},
+    "cvars": {"count": NUMBER, "vars": OBJECT},
     "piggyback": {"method": STRING, "pb_size": NUMBER},
     "progress_setting": {
         "label": STRING,
@@ -168,6 +171,14 @@ META_NESTED: Nested = {
         "thread_level": STRING,
     },
 }
+# A control variable's value and default: a number, a string or a bool, or null where MPI_T
+# cannot read it without an object (docs/results-schema.md, "cvars").
+CVAR_VALUE = Kind(
+    "a number, a string or a bool",
+    lambda value: isinstance(value, (int, float, str, bool)),
+    nullable=True,
+)
+CVAR: Fields = {"type": STRING, "scope": STRING, "value": CVAR_VALUE, "default": CVAR_VALUE}
 PROGRESS_LIBRARY: Fields = {
     "loaded": BOOL,
     "running": BOOL,
@@ -376,6 +387,11 @@ def check_meta(meta: Record) -> None:
         inner = meta.get(name)
         if isinstance(inner, dict):
             _check_fields(inner, fields, f"{name}.")
+    cvars = meta.get("cvars")
+    variables = cvars.get("vars") if isinstance(cvars, dict) else None
+    for name, entry in (variables or {}).items():
+        _check("cvars.vars.", name, OBJECT, entry)
+        _check_fields(entry, CVAR, f"cvars.vars.{name}.")
     setting = meta.get("progress_setting")
     library = setting.get("library") if isinstance(setting, dict) else None
     if isinstance(library, dict):

@@ -1,4 +1,5 @@
 #include "meta.h"
+#include "cvars.h"
 #include "machine.h"
 
 #include <hwloc.h>
@@ -250,6 +251,7 @@ int ml_meta_build(MPI_Comm comm, const ml_meta_args_t *args, ml_json_t *out)
     ml_json_int(out, "cpus_online", sysconf(_SC_NPROCESSORS_ONLN));
     write_topology(out);
     write_env(out);
+    ml_cvars_json(out, "cvars");
     write_clock(out, args->clock);
     ml_options_json(args->options, out, "options");
     ml_json_int(out, "points_total", args->points_total);

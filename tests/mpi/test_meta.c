@@ -59,6 +59,8 @@ int main(int argc, char **argv)
         setenv("OMPI_MCA_btl_fake_knob", "x", 1);
         setenv("OMPI_MCA_orte_fake_wiring", "y", 1); /* launcher wiring: must be left out */
         setenv("UNRELATED_VARIABLE", "z", 1);
+        /* A control variable the environment sets has no known default (MPI_T gives none). */
+        setenv(strcmp(argv[1], "mpich") == 0 ? "MPIR_CVAR_ASYNC_PROGRESS" : "OMPI_MCA_mpi_yield_when_idle", "0", 1);
     }
 
     ml_clock_info_t clock;
@@ -107,6 +109,24 @@ int main(int argc, char **argv)
         const char *opt;
         size_t len;
         CHECK(ml_json_find(j.buf, "options.flag", &opt, &len) == 0 && strncmp(opt, "true", len) == 0);
+        /* The library's control variables, as MPI_T lists them: one of each library's known
+         * ones, its type and value, and no default where the environment set it. */
+        CHECK(ml_json_get_int(j.buf, "cvars.count", &v) == 0 && v >= 100);
+        if (strcmp(argv[1], "mpich") == 0) {
+            CHECK(ml_json_get_string(j.buf, "cvars.vars.MPIR_CVAR_ASYNC_PROGRESS.type", s, sizeof s) == 0 &&
+                  strcmp(s, "int") == 0);
+            CHECK(ml_json_get_int(j.buf, "cvars.vars.MPIR_CVAR_ASYNC_PROGRESS.value", &v) == 0 && v == 0);
+            CHECK(ml_json_find(j.buf, "cvars.vars.MPIR_CVAR_ASYNC_PROGRESS.default", &opt, &len) == 0 &&
+                  strncmp(opt, "null", len) == 0);
+            CHECK(ml_json_get_int(j.buf, "cvars.vars.MPIR_CVAR_POLLS_BEFORE_YIELD.default", &v) == 0 && v == 1000);
+        } else {
+            CHECK(ml_json_get_string(j.buf, "cvars.vars.mpi_yield_when_idle.type", s, sizeof s) == 0 &&
+                  strcmp(s, "bool") == 0);
+            CHECK(ml_json_find(j.buf, "cvars.vars.mpi_yield_when_idle.value", &opt, &len) == 0 &&
+                  strncmp(opt, "false", len) == 0);
+            CHECK(ml_json_find(j.buf, "cvars.vars.mpi_yield_when_idle.default", &opt, &len) == 0 &&
+                  strncmp(opt, "null", len) == 0);
+        }
     } else {
         CHECK(j.len == 0);
     }

@@ -249,7 +249,8 @@ def test_report_and_compare_commands_on_series(fake, tmp_path):
     page = (tmp_path / "again" / "report.html").read_text(encoding="utf-8")
     assert page.count("<h2>Collective latency") == 1
     # each file's context under Runs, one section for the series
-    assert "<h3>coll-np2.jsonl</h3>" in page and "<h3>coll-np3.jsonl</h3>" in page
+    assert all(f"<summary>{name}.jsonl: how it was run</summary>" in page
+               for name in ("coll-np2", "coll-np3"))
     done = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--output",
                    str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr

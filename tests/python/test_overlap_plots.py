@@ -196,6 +196,23 @@ def test_mosaic_follows_the_seed_order():
         "sender", "nload", "late", "ialltoall"]
 
 
+def test_mosaic_wraps_at_the_page_width():
+    """Twelve maps in one row made a figure of 3000 px shrunk to the page; four per row keep it
+    at the report's width, and A and B stay paired in every group of a comparison."""
+    points = [overlap_point(b, 64, 2 if b == "nload" else 1000, {"ratio": 0.5, "slowdown": 2.0})
+              for b in overlap.BENCHES]
+    run = make_overlap_run(points)
+    figure = plots.mosaic_figure([("A: x", run), ("B: y", run)])
+    width, height = figure.get_size_inches() * figure.dpi
+    assert width <= 1100 < 3 * height
+    titles = [a.get_title() for a in figure.axes if a.get_title()]
+    assert titles == list(overlap.BENCHES)
+    rows = sorted({round(a.get_position().y0, 3) for a in figure.axes if a.get_title()})
+    assert len(rows) == -(-len(overlap.BENCHES) // plots.MOSAIC_COLUMNS)
+    labels = [a.get_ylabel() for a in figure.axes if a.get_ylabel().startswith(("A:", "B:"))]
+    assert len(labels) == 2 * len(rows)
+
+
 def test_comparison_mosaic_has_a_row_per_run(fixture_run):
     other = make_overlap_run([p for p in fixture_run.points if p["bench"] != "nload"])
     figure = plots.mosaic_figure([("A: laptop", fixture_run), ("B: cluster", other)])

@@ -90,7 +90,7 @@ def test_no_figures_without_their_data():
 
 def test_report_and_comparison_pages(whole, tmp_path):
     page, written = report_page(whole.members, tmp_path / "out", "Piggyback cost")
-    assert "<h3>piggyback-separate-pb4096-latency.jsonl</h3>" in page
+    assert "<summary>piggyback-separate-pb4096-latency.jsonl: how it was run</summary>" in page
     assert written == ["piggyback-apps.png", "piggyback-pb-sizes.png", "piggyback-ratios.png",
                        "piggyback-sizes.png"]
     other = study(methods=("separate",), apps=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from ..advice import Symptom
 from ..results import Record, record_integer, record_object
 from ..text import counted, listed, ranges
 
@@ -227,3 +228,47 @@ def crowding(
         if found.excess > 0 and (worst is None or found.excess > worst.excess):
             worst = found
     return worst
+
+
+def unbound_ranks(meta: Record) -> List[int]:
+    """The ranks that may run on every CPU of their machine (no binding), when the meta record
+    says so for every rank; [] when it cannot tell or every rank is bound."""
+    ranks = record_integer(meta.get("ranks"))
+    cpus = record_integer(meta.get("cpus_online"))
+    bindings = _strings(meta, "binding", ranks) if ranks else None
+    if not bindings or not cpus or cpus < 2:
+        return []
+    sets = [cpu_set(text) for text in bindings]
+    return [rank for rank, cpu in enumerate(sets) if cpu is not None and len(cpu) >= cpus]
+
+
+def _ranks_fitting(crowded: Crowding) -> int:
+    """How many ranks, each with as many helper threads as now, fit the machine's cores."""
+    per_rank = 1 + -(-crowded.threads // max(crowded.ranks, 1))
+    return max(1, crowded.cores // per_rank)
+
+
+def condition_symptoms(meta: Record) -> List[Symptom]:
+    """The conditions of a run that the remedy catalogue addresses: busy ranks and threads
+    outnumbering cores, and ranks bound to no core."""
+    found = []
+    crowded = crowding(meta)
+    if crowded is not None:
+        found.append(
+            Symptom(
+                "oversubscribed",
+                f"{crowded.text()}: ranks and threads wait for a core, and every timing "
+                "includes that waiting",
+                values={"ranks_per_node": str(_ranks_fitting(crowded))},
+            )
+        )
+    unbound = unbound_ranks(meta)
+    if unbound:
+        found.append(
+            Symptom(
+                "unbound-ranks",
+                f"{counted(len(unbound), 'rank')} ({ranges(unbound)}) may run on any CPU: the "
+                "scheduler can move them, or put two on one core, in the middle of a measurement",
+            )
+        )
+    return found

@@ -2,6 +2,7 @@
 computes?"""
 
 from ..analysis import overlap as analysis
+from ..analysis import overlap_costs
 from ..cli_common import Names
 from ..family import Family, FamilyOption
 from ..plots import overlap as plots
@@ -30,4 +31,6 @@ FAMILY = Family(
     ),
     compare_parts=plots.compare_parts,
     validity=analysis.validity,
+    verdict=overlap_costs.verdict,
+    symptoms=overlap_costs.symptoms,
 )

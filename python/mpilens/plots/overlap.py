@@ -54,7 +54,9 @@ UNDETERMINED_GID = "undetermined"
 # grey, cross-hatched), so that no impossible ratio is read as overlap; each reason gets a legend
 # entry.
 MAX_TICKS = 6
-PANEL_WIDTH, PANEL_HEIGHT = 2.3, 2.5
+PANEL_WIDTH, PANEL_HEIGHT = 2.2, 2.5
+# Benchmarks per row of a mosaic: 4 panels and the colour bars fill the report's 1100 px width.
+MOSAIC_COLUMNS = 4
 
 RATIO_LABEL = "overhead ratio"
 SLOWDOWN_LABEL = "slowdown T / T_comm"
@@ -318,31 +320,34 @@ def _draw_panel(axes: Axes, run: Run, bench: str) -> Optional[DrawnMap]:
 
 
 def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
-    """Every benchmark of the runs side by side, one row per run labelled on the left (seed
-    figures 2-4), with one colour bar for all ratio maps and one for nload."""
+    """Every benchmark of the runs, one row of panels per run labelled on the left (seed figures
+    2-4), wrapped every MOSAIC_COLUMNS benchmarks so that the figure stays legible at the page's
+    width (the runs' rows repeat under each other for every group of benchmarks), with one
+    colour bar for all ratio maps and one for nload."""
     benches = [b for b in overlap.BENCHES if any(run.points_of(b) for _, run in rows)]
-    figure = new_figure((1.2 + PANEL_WIDTH * max(len(benches), 1), 0.8 + PANEL_HEIGHT * len(rows)))
+    groups = [benches[i : i + MOSAIC_COLUMNS] for i in range(0, len(benches), MOSAIC_COLUMNS)]
+    columns = min(max(len(benches), 1), MOSAIC_COLUMNS)
+    figure = new_figure(
+        (1.2 + PANEL_WIDTH * columns, 0.8 + PANEL_HEIGHT * len(rows) * max(len(groups), 1))
+    )
     if not benches:
         _blank(figure.add_subplot(), "no overlap benchmark measured")
         return figure
-    panels = figure.subplots(len(rows), len(benches), squeeze=False)
+    panels = figure.subplots(len(rows) * len(groups), columns, squeeze=False)
     # Per colour scale (nload or ratio): every map drawn with it, and the panels they are in.
     maps: Dict[bool, List[Tuple[DrawnMap, Axes]]] = {}
-    for r, (label, run) in enumerate(rows):
-        for c, bench in enumerate(benches):
-            axes = panels[r][c]
-            drawn = _draw_panel(axes, run, bench)
-            if drawn is not None:
-                maps.setdefault(bench == overlap.NLOAD, []).append((drawn, axes))
-            if r == 0:
-                axes.set_title(bench, fontsize=9)
-            if r == len(rows) - 1:
-                axes.set_xlabel("message size", fontsize=SMALL_FONT)
-            # nload's y axis is not time, so it is labelled wherever it stands.
-            if c == 0 or bench == overlap.NLOAD:
-                axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
-        if label:
-            panels[r][0].set_ylabel(f"{literal(label)}\n{_y_label(benches[0])}", fontsize=9)
+    for g, group in enumerate(groups):
+        for r, (label, run) in enumerate(rows):
+            line = panels[g * len(rows) + r]
+            for c, bench in enumerate(group):
+                drawn = _draw_panel(line[c], run, bench)
+                if drawn is not None:
+                    maps.setdefault(bench == overlap.NLOAD, []).append((drawn, line[c]))
+                _label_panel(line[c], bench, c, first=r == 0, last=r == len(rows) - 1)
+            for axes in line[len(group) :]:
+                axes.remove()
+            if label:
+                line[0].set_ylabel(f"{literal(label)}\n{_y_label(group[0])}", fontsize=9)
     _invalid_legend(
         figure,
         [reason for drawn_maps in maps.values() for d, _ in drawn_maps for reason in d.invalid],
@@ -358,6 +363,17 @@ def mosaic_figure(rows: Sequence[Tuple[str, Run]]) -> Figure:
         _plain_ticks(bar)
         bar.ax.tick_params(labelsize=SMALL_FONT)
     return figure
+
+
+def _label_panel(axes: Axes, bench: str, column: int, first: bool, last: bool) -> None:
+    """A mosaic panel's title (over the first run's row of its group) and axis labels."""
+    if first:
+        axes.set_title(bench, fontsize=9)
+    if last:
+        axes.set_xlabel("message size", fontsize=SMALL_FONT)
+    # nload's y axis is not time, so it is labelled wherever it stands.
+    if column == 0 or bench == overlap.NLOAD:
+        axes.set_ylabel(_y_label(bench), fontsize=SMALL_FONT)
 
 
 def _percent(value: Optional[float]) -> str:
