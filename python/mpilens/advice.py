@@ -99,7 +99,10 @@ def _launch_words(run: Run) -> List[str]:
 def verification(finding: Finding) -> Optional[str]:
     """The command that measures the remedies of a finding: `mpilens tune` for those it can set
     from outside, else the mpilens command that measures the others."""
-    tunable = [r for r in finding.remedies if r.kind in TUNABLE_KINDS]
+    # tune fills {size} from its sweep; a remedy of other placeholders is applied by hand.
+    tunable = [
+        r for r in finding.remedies if r.kind in TUNABLE_KINDS and set(r.needs_values) <= {"size"}
+    ]
     if tunable and finding.symptom.bench:
         words = ["mpilens", "tune", "--bench", finding.symptom.bench, *_launch_words(finding.run)]
         words += ["--settings", ",".join(r.name for r in tunable)]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, export, families, packaging_files, report, results, tune
+from . import __version__, export, families, packaging_files, report, results, tune, tune_report
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
@@ -159,10 +159,13 @@ def _results_home(path: Path) -> Path:
 
 def cmd_report(args: argparse.Namespace) -> None:
     source = Path(args.results)
-    runs = results.load_any(source)
+    tunings = tune_report.find_tune_files(source)
+    # A directory of `mpilens tune` holds its tune.json and no results file of its own.
+    runs = [] if tunings and not list(source.glob("*.jsonl")) else results.load_any(source)
     outdir = Path(args.output) if args.output else _results_home(source)
     ensure_writable(outdir)
-    print(report.write_report(runs, outdir))
+    sections = [tune_report.tune_section(path) for path in tunings]
+    print(report.write_report(runs, outdir, sections))
 
 
 def _labels(text: Optional[str], a: Path, b: Path) -> Tuple[str, str]:

@@ -229,8 +229,9 @@ def _anchor(run: Run, plot: str) -> str:
     return plot_anchor(file_name_part(_plot_prefix(run) + plot))
 
 
-def write_report(runs: Sequence[Run], outdir: Path) -> Path:
-    """Write outdir/report.html (and outdir/plots/*.png) for runs; return the page's path."""
+def write_report(runs: Sequence[Run], outdir: Path, proofs: Sequence[Markup] = ()) -> Path:
+    """Write outdir/report.html (and outdir/plots/*.png) for runs; return the page's path.
+    proofs: sections of `mpilens tune` (tune_report.tune_section), after the first screen."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     subtitle = _subtitle(runs)
@@ -244,6 +245,7 @@ def write_report(runs: Sequence[Run], outdir: Path) -> Path:
             f"Every finding, family by family ({len(every)})",
             diagnosis_list(every),
         ),
+        *proofs,
     ]
     for run in shown:
         suffix = f" ({_run_name(run)})" if _several(shown, run) else ""
