@@ -145,6 +145,7 @@ bench: build
 
 bench-overlap: deps build
 	$(VENV)/bin/python bench/overlap_runtime
+	$(VENV)/bin/python bench/overlap_decided
 
 bench-coll: deps build
 	$(VENV)/bin/python bench/coll_cost

@@ -8,41 +8,41 @@
 #define NAME_LEN 256
 #define STRING_VALUE_LEN 1024
 
+/* The types MPI_T gives control variables, by the names the meta record uses. */
+static const struct {
+    MPI_Datatype type;
+    const char *name;
+} type_names[] = {
+    {MPI_INT, "int"},
+    {MPI_UNSIGNED, "unsigned"},
+    {MPI_UNSIGNED_LONG, "unsigned long"},
+    {MPI_UNSIGNED_LONG_LONG, "unsigned long long"},
+    {MPI_COUNT, "count"},
+    {MPI_DOUBLE, "double"},
+    {MPI_CHAR, "char"},
+    {MPI_C_BOOL, "bool"},
+    {MPI_LONG_LONG, "long long"},
+};
+
 static const char *type_name(MPI_Datatype type)
 {
-    if (type == MPI_INT)
-        return "int";
-    if (type == MPI_UNSIGNED)
-        return "unsigned";
-    if (type == MPI_UNSIGNED_LONG)
-        return "unsigned long";
-    if (type == MPI_UNSIGNED_LONG_LONG)
-        return "unsigned long long";
-    if (type == MPI_COUNT)
-        return "count";
-    if (type == MPI_DOUBLE)
-        return "double";
-    if (type == MPI_CHAR)
-        return "char";
-    if (type == MPI_C_BOOL)
-        return "bool";
-    if (type == MPI_LONG_LONG)
-        return "long long";
+    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (type_names[i].type == type)
+            return type_names[i].name;
     return "other";
 }
 
+/* MPI_T's scopes and their names, in the standard's order. */
+static const int scopes[] = {MPI_T_SCOPE_CONSTANT, MPI_T_SCOPE_READONLY, MPI_T_SCOPE_LOCAL, MPI_T_SCOPE_GROUP,
+                             MPI_T_SCOPE_GROUP_EQ, MPI_T_SCOPE_ALL,      MPI_T_SCOPE_ALL_EQ};
+static const char *const scope_texts[] = {"constant", "readonly", "local", "group", "group_eq", "all", "all_eq"};
+
 static const char *scope_name(int scope)
 {
-    switch (scope) {
-    case MPI_T_SCOPE_CONSTANT: return "constant";
-    case MPI_T_SCOPE_READONLY: return "readonly";
-    case MPI_T_SCOPE_LOCAL: return "local";
-    case MPI_T_SCOPE_GROUP: return "group";
-    case MPI_T_SCOPE_GROUP_EQ: return "group_eq";
-    case MPI_T_SCOPE_ALL: return "all";
-    case MPI_T_SCOPE_ALL_EQ: return "all_eq";
-    default: return "other";
-    }
+    for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++)
+        if (scopes[i] == scope)
+            return scope_texts[i];
+    return "other";
 }
 
 /* Whether the environment sets the variable: MPICH reads MPIR_CVAR_X (or MPICH_X), Open MPI

@@ -167,6 +167,7 @@ const char *ml_stop_name(ml_stop_t reason)
     case ML_STOP_PRECISION: return "precision";
     case ML_STOP_MAX_REPS: return "max_reps";
     case ML_STOP_TIME_BUDGET: return "time_budget";
+    case ML_STOP_DECIDED: return "decided";
     }
     return "unknown";
 }

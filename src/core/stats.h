@@ -50,6 +50,7 @@ typedef enum {
                             within floor_ns */
     ML_STOP_MAX_REPS,    /* precision not reached within max_reps */
     ML_STOP_TIME_BUDGET, /* precision not reached within the time budget */
+    ML_STOP_DECIDED,     /* what the measurement is for is decided (mpilens-overlap: a ratio's class) */
 } ml_stop_t;
 
 typedef struct {

@@ -74,6 +74,29 @@ for e in errors[:20]:
 sys.exit(1 if errors else 0)
 PY
 
+# --decide on: every map point (p2p and collective) stops between 6 and 4 x --reps repetitions,
+# before the maximum only when decided; references keep --reps exactly.
+run decide "$np" --bench sender,ibcast --sizes 1K:4K --compute 10us:20us --density 1 --reps 3 --decide on \
+    --output "$work/decide.jsonl"
+[ "$(cat "$work/decide.status")" = 0 ] || fail "decide failed: $(tail -5 "$work/decide.err")"
+python3 - "$work/decide.jsonl" <<'PY' || failures=$((failures + 1))
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+errors = []
+for p in (r for r in records if r["type"] == "point"):
+    sample = p["stats"]["sample"]
+    n, stop = sample["n"], sample["stop"]
+    if p["bench"].startswith("ref-"):
+        ok = n == 3 and stop == "fixed"
+    else:
+        ok = 6 <= n <= 12 and (stop == "decided" if n < 12 else stop in ("decided", "max_reps"))
+    if not ok:
+        errors.append(f"{p['key']}: {n} repetitions, stopped: {stop}")
+for e in errors[:20]:
+    print("FAIL:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+
 # --threads defaults to the node's PUs, decided after parsing: the meta records that number (a
 # dangling pointer once recorded "" here), and --resume with it given explicitly is the same run.
 run pus "$np" --bench sender --sizes 1:1 --compute 10us:10us --density 1 --reps 3 --output "$work/pus.jsonl"

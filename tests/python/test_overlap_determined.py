@@ -135,6 +135,20 @@ def test_determined_up_to_one_class_band(width, determined):
     assert overlap.is_determined((1.0 - width / 2, 1.0 + width / 2)) is determined
 
 
+@pytest.mark.parametrize("interval,determined", [
+    ((1.3, 2.5), True),        # wide, but every value is "hurts": its class is decided
+    ((1.21, math.inf), True),
+    ((0.25, 0.79), True),      # partial
+    ((-0.2, 0.19), True),      # overlap, down to -0.2
+    ((-0.5, 0.1), False),      # reaches far below 0: noise, not a decided overlap
+    ((0.7, 1.3), False),       # straddles none and hurts, wider than 0.4
+    ((0.1, 0.7), False),
+])
+def test_an_interval_within_one_class_band_is_decided(interval, determined):
+    """mpilens-overlap --decide on stops repeating such a point (decide.c uses the same bands)."""
+    assert overlap.is_determined(interval) is determined
+
+
 def test_undetermined_cells():
     points = noisy_map(eager, top_left, sizes=SIZES[:3], computes=[1000, 16000])
     g = overlap.grid(make_overlap_run(points), "sender")

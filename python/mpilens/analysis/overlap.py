@@ -232,9 +232,26 @@ def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Inter
     )
 
 
+# The class bands a decided ratio's interval may lie within (CLASSES, in order): the overlap band
+# starts at −0.2, since an interval that reaches further below 0 measures noise, not overlap.
+CLASS_BANDS = (
+    (-DETERMINED_WIDTH / 2, OVERLAP_BELOW),
+    (OVERLAP_BELOW, PARTIAL_BELOW),
+    (PARTIAL_BELOW, NONE_UP_TO),
+    (NONE_UP_TO, math.inf),
+)
+
+
 def is_determined(interval: Optional[Interval]) -> bool:
-    """Whether a ratio's interval is narrow enough for its class to mean something."""
-    return interval is not None and interval[1] - interval[0] <= DETERMINED_WIDTH
+    """Whether a ratio's interval is narrow enough for its class to mean something: no wider
+    than DETERMINED_WIDTH, or within one class band (its class is decided whatever its value;
+    mpilens-overlap stops repeating such a point, docs/overlap.md "Repetitions")."""
+    if interval is None:
+        return False
+    low, high = interval
+    return high - low <= DETERMINED_WIDTH or any(
+        band_low <= low and high <= band_high for band_low, band_high in CLASS_BANDS
+    )
 
 
 def _references_by_size(run: Run, bench: str) -> Dict[Number, Record]:

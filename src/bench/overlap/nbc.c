@@ -53,6 +53,8 @@ typedef struct {
     ml_offset_t offset;
     ml_lead_t lead;  /* rank 0's: how far ahead it sets the common start */
     double *comm_ns; /* rank 0: T_comm of each rank, indexed [size index * ranks + rank] */
+    /* rank 0: per size, the reference's slowest-rank interval relative to its median */
+    double (*comm_rel)[2];
 } nbc_state_t;
 
 static void add(ml_sample_t *s, double v)
@@ -94,9 +96,11 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
     return 1;
 }
 
-/* Repeats until rank 0's stopping rule, on the slowest rank's times, says stop. */
+/* Repeats until rank 0's stopping rule, on the slowest rank's times, says stop; for a map point
+ * with a decision (rank 0), until the class of the ratio of the slowest rank's times is decided,
+ * T_comp taken from rank 0 (decide.c). */
 static void measure(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t size, int64_t compute_ns,
-                    nbc_sample_t *s)
+                    nbc_sample_t *s, const overlap_decision_t *decision)
 {
     memset(s, 0, sizeof *s);
     while (repetition(o, st, op, size, compute_ns, s, 1, 0) == 0) /* a warm-up that started together */
@@ -107,7 +111,8 @@ static void measure(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t s
     s->reason = ML_STOP_CONTINUE;
     while (repetition(o, st, op, size, compute_ns, s, s->reason == ML_STOP_CONTINUE, 1) >= 0)
         if (o->prog.rank == 0)
-            s->reason = ml_stopper_check(&stopper, &s->worst);
+            s->reason = decision ? overlap_decide(decision, &s->worst, &s->comp, o->prog.stop_rule.ci_level)
+                                 : ml_stopper_check(&stopper, &s->worst);
 }
 
 static void free_sample(nbc_sample_t *s)
@@ -177,8 +182,16 @@ static void reference(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
     char key[96];
     snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, op->ref_name, size);
     nbc_sample_t s;
-    measure(o, st, op, size, 0, &s);
+    measure(o, st, op, size, 0, &s, NULL);
     double *comm = o->prog.rank == 0 ? st->comm_ns + i * (size_t)ranks : NULL;
+    ml_summary_t sum;
+    if (o->prog.rank == 0) {
+        st->comm_rel[i][0] = st->comm_rel[i][1] = 1.0;
+        if (ml_summarize(s.worst.values, s.worst.n, o->prog.stop_rule.ci_level, &sum) == 0 && sum.median > 0) {
+            st->comm_rel[i][0] = sum.ci_lo / sum.median;
+            st->comm_rel[i][1] = sum.ci_hi / sum.median;
+        }
+    }
     gather_medians(o, &s, comm, NULL);
     if (o->prog.rank == 0 && !ml_program_skip(&o->prog, key)) {
         double worst = 0;
@@ -208,7 +221,9 @@ static int worst_rank(const double *t, const double *comm, const double *comp, i
     return worst;
 }
 
-static void map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i, size_t c)
+/* One point of a collective's map; on rank 0 returns the class of its worst rank's ratio (-1 when
+ * not measured here), for its neighbour's decision. */
+static int map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i, size_t c, int neighbour_class)
 {
     int ranks = o->prog.size;
     int64_t size = o->size_values[i], compute_ns = o->compute_values[c];
@@ -216,19 +231,29 @@ static void map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
     snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, op->name, size, compute_ns);
     if (ml_program_skip(&o->prog, key)) {
         ml_program_progress(&o->prog, key);
-        return;
+        return -1;
     }
     nbc_sample_t s;
-    measure(o, st, op, size, compute_ns, &s);
+    overlap_decision_t d;
+    const overlap_decision_t *decision = NULL;
+    if (o->prog.rank == 0) {
+        double slowest = 0;
+        for (int r = 0; r < ranks; r++)
+            slowest = fmax(slowest, st->comm_ns[i * (size_t)ranks + (size_t)r]);
+        decision = overlap_decision(o, slowest, st->comm_rel[i], neighbour_class, &d);
+    }
+    measure(o, st, op, size, compute_ns, &s, decision);
     double *t = NULL, *comp = NULL, *ratios = NULL;
     if (o->prog.rank == 0 &&
         (!(t = malloc(sizeof *t * (size_t)ranks)) || !(comp = malloc(sizeof *comp * (size_t)ranks)) ||
          !(ratios = malloc(sizeof *ratios * (size_t)ranks))))
         MPI_Abort(MPI_COMM_WORLD, 2);
     gather_medians(o, &s, t, comp);
+    int measured_class = -1;
     if (o->prog.rank == 0) {
         const double *comm = st->comm_ns + i * (size_t)ranks;
         int w = worst_rank(t, comm, comp, ranks, ratios);
+        measured_class = overlap_class(ratios[w]);
         ml_json_t j;
         ml_json_init(&j);
         begin_point(&j, op->name, key, size, &compute_ns, ranks);
@@ -251,6 +276,7 @@ static void map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
     free(ratios);
     free_sample(&s);
     ml_program_progress(&o->prog, key);
+    return measured_class;
 }
 
 long nbc_points(const overlap_t *o)
@@ -268,7 +294,8 @@ void nbc_run(overlap_t *o)
         return;
     nbc_state_t st = {0};
     ml_lead_init(&st.lead);
-    if (o->prog.rank == 0 && !(st.comm_ns = calloc(o->n_sizes * (size_t)o->prog.size, sizeof *st.comm_ns)))
+    if (o->prog.rank == 0 && (!(st.comm_ns = calloc(o->n_sizes * (size_t)o->prog.size, sizeof *st.comm_ns)) ||
+                              !(st.comm_rel = calloc(o->n_sizes, sizeof *st.comm_rel))))
         MPI_Abort(MPI_COMM_WORLD, 2);
     /* Offsets once for all collectives: the run is minutes long at most, and the sanity family
      * measures how far clocks drift over such a run. */
@@ -279,9 +306,13 @@ void nbc_run(overlap_t *o)
         /* references first: every point of the map needs T_comm of every rank */
         for (size_t i = 0; i < o->n_sizes; i++)
             reference(o, &st, &ops[k], i);
+        int neighbour[MAX_VALUES]; /* rank 0: per computation time, the class at the last size */
+        for (size_t c = 0; c < o->n_computes; c++)
+            neighbour[c] = -1;
         for (size_t i = 0; i < o->n_sizes; i++)
             for (size_t c = 0; c < o->n_computes; c++)
-                map_point(o, &st, &ops[k], i, c);
+                neighbour[c] = map_point(o, &st, &ops[k], i, c, neighbour[c]);
     }
     free(st.comm_ns);
+    free(st.comm_rel);
 }

@@ -21,16 +21,16 @@ int overlap_selected(const overlap_t *o, const char *bench) { return ml_list_con
 /* ---- options and presets --------------------------------------------------------------- */
 
 typedef struct {
-    const char *name, *sizes, *compute, *density, *reps;
+    const char *name, *sizes, *compute, *density, *reps, *decide;
 } preset_t;
 
 /* The longest computation a point may ask for: 1 s, repeated reps times for each size. */
 #define MAX_COMPUTE_NS 1000000000LL
 
 static const preset_t presets[] = {
-    {"quick", "1:1M", "1us:1ms", "1", "10"},
-    {"default", "1:16M", "1us:10ms", "2", "50"},
-    {"full", "1:16M", "1us:10ms", "2", "auto"},
+    {"quick", "1:1M", "1us:1ms", "1", "10", "on"},
+    {"default", "1:16M", "1us:10ms", "2", "50", "on"},
+    {"full", "1:16M", "1us:10ms", "2", "auto", "off"},
 };
 
 /* Options whose default depends on --preset (or on the machine) get it once --preset is known. */
@@ -43,9 +43,11 @@ static void apply_presets(overlap_t *o)
     static char pus[16]; /* the option keeps this text: it must outlive this function */
     snprintf(pus, sizeof pus, "%d", ml_node_pus());
     ml_option_t *t = o->prog.options;
+    /* A repetition count given explicitly is what every point takes, unless --decide says so. */
+    const char *decide = ml_options_find(t, "reps")->value ? "off" : p->decide;
     if (ml_options_default_late(t, "sizes", p->sizes) || ml_options_default_late(t, "compute", p->compute) ||
         ml_options_default_late(t, "density", p->density) || ml_options_default_late(t, "reps", p->reps) ||
-        ml_options_default_late(t, "threads", pus))
+        ml_options_default_late(t, "threads", pus) || ml_options_default_late(t, "decide", decide))
         ml_program_exit_usage(&o->prog, "internal error: a preset value does not parse");
 }
 
@@ -77,6 +79,23 @@ static void plan(overlap_t *o)
         if (o->n_noncontig == 0 || o->noncontig_sizes[o->n_noncontig - 1] != size)
             o->noncontig_sizes[o->n_noncontig++] = size;
     }
+}
+
+const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns, const double rel[2],
+                                           int neighbour_class, overlap_decision_t *out)
+{
+    const ml_stop_rule_t *rule = &o->prog.stop_rule;
+    if (strcmp(o->decide, "on") != 0 || rule->fixed_reps == 0)
+        return NULL;
+    out->t_comm_ns = t_comm_ns;
+    out->comm_rel[0] = rel[0];
+    out->comm_rel[1] = rel[1];
+    out->neighbour_class = neighbour_class;
+    out->min_reps = DECIDE_MIN_REPS;
+    out->max_reps = rule->fixed_reps * DECIDE_MAX_FACTOR;
+    if (out->max_reps < out->min_reps)
+        out->max_reps = out->min_reps;
+    return out;
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
@@ -117,11 +136,12 @@ static double median_of(const overlap_t *o, const ml_sample_t *s)
     return ml_summarize(s->values, s->n, o->prog.stop_rule.ci_level, &sum) == 0 ? sum.median : NAN;
 }
 
-void overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
-                             const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
-                             ml_stop_t reason, const char *extra_name, int64_t extra_value)
+double overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
+                               const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
+                               ml_stop_t reason, const char *extra_name, int64_t extra_value)
 {
     double t_measured = median_of(o, t), t_comp = median_of(o, comp);
+    double ratio = ml_overlap_ratio(t_measured, t_comm, t_comp);
     ml_json_t j;
     ml_json_init(&j);
     ml_record_point_begin(&j, FAMILY, bench, key);
@@ -136,10 +156,11 @@ void overlap_write_map_point(overlap_t *o, const char *bench, const char *key, i
     ml_json_double(&j, "t_comm_ns", t_comm);
     ml_json_double(&j, "t_comp_ns", t_comp);
     ml_json_double(&j, "lat0_ns", lat0);
-    ml_json_double(&j, "ratio", ml_overlap_ratio(t_measured, t_comm, t_comp));
+    ml_json_double(&j, "ratio", ratio);
     ml_json_sample(&j, "sample", t, &o->prog.stop_rule, reason);
     ml_json_sample(&j, "comp", comp, &o->prog.stop_rule, reason);
     ml_program_point_end(&o->prog, &j);
+    return ratio;
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
@@ -185,6 +206,10 @@ int main(int argc, char **argv)
          &o.density, 1, 8, NULL},
         {"threads", ML_OPT_INT, "N", NULL, NULL, "nload: up to N computing threads (default: the node's PUs)",
          &o.max_threads, 0, 1024, NULL},
+        {"decide", ML_OPT_CHOICE, "on|off", NULL, "on,off",
+         "on: a map point stops once its ratio's class is decided (at least 6 repetitions, at most 4x --reps); "
+         "off: every point takes --reps (by preset: quick and default on, full off; off when --reps is given)",
+         &o.decide, 0, 0, NULL},
         ML_OPTIONS_END,
     };
     ml_program_init(&o.prog, &spec, options, argc, argv);

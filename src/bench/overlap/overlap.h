@@ -19,6 +19,23 @@
 #define NONCONTIG_BLOCK 32
 #define NONCONTIG_STRIDE 64
 
+/* A ratio's interval no wider than this is determined (analysis/overlap.py, DETERMINED_WIDTH). */
+#define DECIDE_WIDTH 0.4
+/* Repetitions of a map point under --decide on: no decision before this many (the median's 95%
+ * interval needs 6 values), at most DECIDE_MAX_FACTOR x --reps. */
+#define DECIDE_MIN_REPS 6
+#define DECIDE_MAX_FACTOR 4
+
+/* What decides a map point on rank 0: its T_comm and the bounds of that reference's median
+ * interval relative to its median, and the class of its neighbour (the next smaller size at the
+ * same computation time; -1 when there is none). */
+typedef struct {
+    double t_comm_ns;
+    double comm_rel[2];
+    size_t min_reps, max_reps;
+    int neighbour_class;
+} overlap_decision_t;
+
 typedef struct {
     ml_program_t prog;
     ml_setting_t progress_setting; /* what progresses the transfers besides the program's calls */
@@ -31,6 +48,7 @@ typedef struct {
     ml_time_range_t compute;
     long density; /* values per doubling */
     long max_threads;
+    const char *decide; /* "on": map points stop once their class is decided (decide.c) */
 
     /* the parameter space */
     int64_t size_values[MAX_VALUES];
@@ -47,6 +65,11 @@ typedef struct {
     double noncontig_one_way_ns[MAX_VALUES];
     double send_ns[MAX_VALUES];
     double multi_comm_ns[MAX_VALUES];
+    /* each reference's median interval relative to its median: [lo, hi], {1, 1} when unknown */
+    double one_way_rel[MAX_VALUES][2];
+    double noncontig_one_way_rel[MAX_VALUES][2];
+    double send_rel[MAX_VALUES][2];
+    double multi_comm_rel[MAX_VALUES][2];
 
     /* message buffers, large enough for the largest message of every selected benchmark */
     char *send_buf, *recv_buf;
@@ -58,6 +81,19 @@ typedef struct {
 double ml_overlap_ratio(double t_measured, double t_comm, double t_comp);
 
 int overlap_selected(const overlap_t *o, const char *bench);
+
+/* decide.c: ML_STOP_DECIDED when the ratio of a map point (T_measured sample t, T_comp sample
+ * comp) is determined or its class decided at the confidence level, ML_STOP_MAX_REPS at the
+ * maximum, else ML_STOP_CONTINUE. */
+ml_stop_t overlap_decide(const overlap_decision_t *d, const ml_sample_t *t, const ml_sample_t *comp, double level);
+/* The decision of a map point whose T_comm has the given reference interval, next to a point
+ * of class neighbour_class (-1: none); NULL when the run does not decide (--decide off, or
+ * --reps auto: its own rule). */
+const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns, const double rel[2],
+                                           int neighbour_class, overlap_decision_t *out);
+/* The class of a ratio, as the report's bands number them: 0 overlap (< 0.2), 1 partial (< 0.8),
+ * 2 none (<= 1.2), 3 hurts; -1 for NaN. */
+int overlap_class(double ratio);
 
 /* p2p.c */
 long p2p_points(const overlap_t *o);
@@ -74,10 +110,11 @@ void nload_run(overlap_t *o);
 long nbc_points(const overlap_t *o);
 void nbc_run(overlap_t *o);
 
-/* Writes a map point (a benchmark at one size and computation time) on rank 0. extra_name /
- * extra_value add one more parameter (peers of multi) when extra_name is not NULL. */
-void overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
-                             const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
-                             ml_stop_t reason, const char *extra_name, int64_t extra_value);
+/* Writes a map point (a benchmark at one size and computation time) on rank 0 and returns its
+ * ratio. extra_name / extra_value add one more parameter (peers of multi) when extra_name is not
+ * NULL. */
+double overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
+                               const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
+                               ml_stop_t reason, const char *extra_name, int64_t extra_value);
 
 #endif

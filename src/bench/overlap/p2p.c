@@ -220,9 +220,10 @@ static double measured(const overlap_t *o, const p2p_bench_t *b, int64_t sequenc
 }
 
 /* Leader: one warm-up repetition (first-touch, connection set-up), then repetitions until the
- * stopping rule says stop; the STOP command releases the followers. */
+ * stopping rule says stop, or, for a map point with a decision, until its class is decided
+ * (decide.c); the STOP command releases the followers. */
 static ml_stop_t lead_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t,
-                            ml_sample_t *comp)
+                            ml_sample_t *comp, const overlap_decision_t *decision)
 {
     int64_t seq, c;
     ml_stopper_t stopper;
@@ -235,7 +236,8 @@ static ml_stop_t lead_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_
         b->lead(o, pt, &seq, &c);
         if (ml_sample_add(t, measured(o, b, seq)) != 0 || ml_sample_add(comp, (double)c) != 0)
             MPI_Abort(MPI_COMM_WORLD, 2);
-        reason = ml_stopper_check(&stopper, t);
+        reason =
+            decision ? overlap_decide(decision, t, comp, o->prog.stop_rule.ci_level) : ml_stopper_check(&stopper, t);
     } while (reason == ML_STOP_CONTINUE);
     handshake_all(o, pt, ML_CMD_STOP);
     return reason;
@@ -258,10 +260,11 @@ static int takes_part(const overlap_t *o, const p2p_point_t *pt)
 }
 
 /* Runs one point on every rank that takes part; on the leader fills t and comp. */
-static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t, ml_sample_t *comp)
+static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t, ml_sample_t *comp,
+                           const overlap_decision_t *decision)
 {
     if (o->prog.rank == LEADER)
-        return lead_point(o, b, pt, t, comp);
+        return lead_point(o, b, pt, t, comp, decision);
     if (takes_part(o, pt))
         follow_point(o, b, pt);
     return ML_STOP_CONTINUE;
@@ -302,15 +305,23 @@ static const int64_t *sizes_of(const overlap_t *o, const p2p_bench_t *b, size_t 
     return is_noncontig(b) ? o->noncontig_sizes : o->size_values;
 }
 
-/* T_comm of a benchmark at the size of index i (docs/overlap.md, "Base references"). */
-static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i)
+/* T_comm of a benchmark at the size of index i (docs/overlap.md, "Base references"), and in rel
+ * the interval of its reference relative to its median. */
+static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i, const double **rel)
 {
-    if (is_noncontig(b))
+    if (is_noncontig(b)) {
+        *rel = o->noncontig_one_way_rel[i];
         return o->noncontig_one_way_ns[i];
-    if (strcmp(b->name, "cpu") == 0)
+    }
+    if (strcmp(b->name, "cpu") == 0) {
+        *rel = o->send_rel[i];
         return o->send_ns[i];
-    if (is_multi(b))
+    }
+    if (is_multi(b)) {
+        *rel = o->multi_comm_rel[i];
         return o->multi_comm_ns[i];
+    }
+    *rel = o->one_way_rel[i];
     return o->one_way_ns[i];
 }
 
@@ -332,19 +343,26 @@ static int map_runs(const overlap_t *o, const p2p_bench_t *b)
 /* ---- references ---------------------------------------------------------------------------- */
 
 /* Measures a reference at one size on the ranks taking part; on rank 0 writes its point (unless
- * a resumed file has it) and returns the median of the sample. */
-static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, const char *stat, double scale)
+ * a resumed file has it), fills rel with its median interval relative to its median ({1, 1}
+ * when unknown) and returns the median of the sample. */
+static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, const char *stat, double scale,
+                                double rel[2])
 {
     char key[96];
     snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, b->name, size);
     p2p_point_t pt = make_point(o, b, size, 0);
     ml_sample_t t = {0}, comp = {0};
     double median = 0.0;
+    rel[0] = rel[1] = 1.0;
     if (takes_part(o, &pt)) {
-        ml_stop_t reason = run_point(o, b, &pt, &t, &comp);
+        ml_stop_t reason = run_point(o, b, &pt, &t, &comp, NULL);
         ml_summary_t sum;
         if (o->prog.rank == LEADER && ml_summarize(t.values, t.n, o->prog.stop_rule.ci_level, &sum) == 0) {
             median = sum.median * scale;
+            if (sum.median > 0) {
+                rel[0] = sum.ci_lo / sum.median;
+                rel[1] = sum.ci_hi / sum.median;
+            }
             if (!ml_program_skip(&o->prog, key)) {
                 ml_json_t j;
                 ml_json_init(&j);
@@ -375,21 +393,29 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
 static void measure_references(overlap_t *o)
 {
     /* the 0-byte latency first: the other references and most maps subtract it */
-    o->lat0_ns = measure_reference(o, &ref_pingpong, 0, "one_way_ns", 0.5);
-    for (size_t i = 0; i < o->n_sizes; i++)
-        o->one_way_ns[i] = o->size_values[i] == 0
-                               ? o->lat0_ns
-                               : measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5);
+    double lat0_rel[2];
+    o->lat0_ns = measure_reference(o, &ref_pingpong, 0, "one_way_ns", 0.5, lat0_rel);
+    for (size_t i = 0; i < o->n_sizes; i++) {
+        if (o->size_values[i] != 0)
+            o->one_way_ns[i] =
+                measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5, o->one_way_rel[i]);
+        else {
+            o->one_way_ns[i] = o->lat0_ns;
+            memcpy(o->one_way_rel[i], lat0_rel, sizeof lat0_rel);
+        }
+    }
     if (overlap_selected(o, "noncontig"))
         for (size_t i = 0; i < o->n_noncontig; i++)
-            o->noncontig_one_way_ns[i] = measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5);
+            o->noncontig_one_way_ns[i] = measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5,
+                                                           o->noncontig_one_way_rel[i]);
     if (overlap_selected(o, "cpu"))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->send_ns[i] = measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0);
+            o->send_ns[i] = measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0, o->send_rel[i]);
     ml_idle_barrier(o->prog.sync);
     if (map_runs(o, map_named("multi")))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->multi_comm_ns[i] = measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0);
+            o->multi_comm_ns[i] =
+                measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0, o->multi_comm_rel[i]);
 }
 
 /* The ping-pong references serve every point-to-point map and nload. */
@@ -421,6 +447,9 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
 {
     size_t n;
     const int64_t *sizes = sizes_of(o, b, &n);
+    int neighbour[MAX_VALUES]; /* leader: per computation time, the class at the last size measured */
+    for (size_t c = 0; c < o->n_computes; c++)
+        neighbour[c] = -1;
     for (size_t i = 0; i < n; i++) {
         for (size_t c = 0; c < o->n_computes; c++) {
             char key[128];
@@ -429,11 +458,16 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
             p2p_point_t pt = make_point(o, b, sizes[i], o->compute_values[c]);
             if (!ml_program_skip(&o->prog, key) && takes_part(o, &pt)) {
                 ml_sample_t t = {0}, comp = {0};
-                ml_stop_t reason = run_point(o, b, &pt, &t, &comp);
+                overlap_decision_t d;
+                const double *rel;
+                double t_comm = t_comm_of(o, b, i, &rel);
+                const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour[c], &d);
+                ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision);
                 if (o->prog.rank == LEADER)
-                    overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp,
-                                            t_comm_of(o, b, i), b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
-                                            is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1);
+                    neighbour[c] = overlap_class(
+                        overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
+                                                b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
+                                                is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1));
                 ml_sample_free(&t);
                 ml_sample_free(&comp);
             }
@@ -448,7 +482,7 @@ ml_stop_t p2p_pingpong_half(overlap_t *o, int64_t size, ml_sample_t *t)
     static const p2p_bench_t pingpong_half = {"nload", lead_pingpong, follow_pingpong, HALF};
     p2p_point_t pt = make_point(o, &pingpong_half, size, 0);
     ml_sample_t comp = {0};
-    ml_stop_t reason = run_point(o, &pingpong_half, &pt, t, &comp);
+    ml_stop_t reason = run_point(o, &pingpong_half, &pt, t, &comp, NULL);
     ml_sample_free(&comp);
     free_point(&pt);
     return reason;
