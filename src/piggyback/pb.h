@@ -108,8 +108,9 @@ struct ml_req {
     /* separate */
     MPI_Request pb_request; /* a send's pb message (in `pb`) until the send completes */
     ml_req_t *pending_prev, *pending_next;
-    int pending; /* on its communicator's list of receives not yet paired */
-    void *claim; /* an MPI_Imrecv under separate-after: the pb receive its probe claimed */
+    int pending;  /* on its communicator's list of receives not yet paired */
+    void *shadow; /* while pending: that communicator's shadow, which outlives MPI_Comm_free for it */
+    void *claim;  /* an MPI_Imrecv under separate-after: the pb receive its probe claimed */
 };
 
 ml_req_t *ml_req_new(ml_req_kind_t kind);

@@ -61,20 +61,39 @@ typedef struct {
     MPI_Comm shadow;
     ml_req_t *head, *tail;       /* receives not yet paired, in post order */
     prefetch_t *oldest, *newest; /* pb receives posted early, in post order */
+    int orphaned;                /* the program freed the communicator; receives may be pending */
 } shadow_t;
 
 static void prefetches_cancel(shadow_t *s);
 
 static int keyval = MPI_KEYVAL_INVALID;
 
+static void release(shadow_t *s)
+{
+    prefetches_cancel(s);
+    PMPI_Comm_free(&s->shadow);
+    free(s);
+}
+
+/* MPI_Comm_free deletes a communicator's attributes at once, while receives posted on it may
+ * still be pending (MPI completes them; MPICH's comm/cmfree frees the communicator of a pending
+ * receive): their pbs still come on the shadow, so it lives on until the last of them is paired. */
 static int delete_shadow(MPI_Comm comm, int key, void *value, void *extra)
 {
     (void)comm, (void)key, (void)extra;
     shadow_t *s = value;
-    prefetches_cancel(s);
-    PMPI_Comm_free(&s->shadow);
-    free(s);
+    s->orphaned = 1;
+    if (!s->head)
+        release(s);
     return MPI_SUCCESS;
+}
+
+/* After a receive of s was paired or forgotten: the shadow of a freed communicator goes with its
+ * last pending receive. */
+static void release_if_done(shadow_t *s)
+{
+    if (s->orphaned && !s->head)
+        release(s);
 }
 
 static int in_use(void) { return ml_pb.method->mechanism == PB_SEPARATE && ml_pb.size > 0; }
@@ -220,6 +239,7 @@ void ml_pb_separate_posted(ml_req_t *r)
     if (!in_use() || r->peer == MPI_PROC_NULL)
         return;
     shadow_t *s = shadow_of(r->comm);
+    r->shadow = s;
     r->pending_prev = s->tail;
     r->pending_next = NULL;
     if (s->tail)
@@ -310,13 +330,14 @@ void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status)
     }
     if (!in_use() || (r && !r->pending) || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    shadow_t *s = shadow_of(comm);
+    shadow_t *s = r ? r->shadow : shadow_of(comm);
     int cancelled = 0;
     PMPI_Test_cancelled(status, &cancelled);
     if (cancelled)
         forget(s, r);
     else
         pair(s, r, comm, status);
+    release_if_done(s);
 }
 
 void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status)
@@ -452,3 +473,14 @@ WRAP_CREATION(MPI_Intercomm_create,
               (local, local_leader, peer, remote_leader, tag, newcomm), newcomm)
 WRAP_CREATION(MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newcomm), (intercomm, high, newcomm),
               newcomm)
+#if MPI_VERSION >= 4
+/* MPI 4's constructors from groups (MPICH's test comm/ic1 makes an intercommunicator so). */
+WRAP_CREATION(MPI_Comm_create_from_group,
+              (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm),
+              (group, stringtag, info, errhandler, newcomm), newcomm)
+WRAP_CREATION(MPI_Intercomm_create_from_groups,
+              (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+               const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm),
+              (local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm),
+              newintercomm)
+#endif

@@ -16,7 +16,12 @@
  * - mprobe: a blocking synchronous and rendezvous-size send matched by MPI_Mprobe
  *   (MPI_Improbe) and received by MPI_Mrecv (MPI_Imrecv): separate-after paired the pb at the
  *   probe, waiting for a pb its sender sends only once the payload is received (a hang); and a
- *   message matched by MPI_Mprobe then received after a later one of its stream.
+ *   message matched by MPI_Mprobe then received after a later one of its stream;
+ * - comm/ic1: an intercommunicator made by MPI 4's MPI_Intercomm_create_from_groups, which the
+ *   separate methods did not give a shadow communicator (the job ended);
+ * - comm/cmfree: a communicator freed while a receive on it is pending (MPI completes the
+ *   receive): the separate methods freed its shadow at once, and the receive's pb with it (a
+ *   hang).
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -280,6 +285,67 @@ static void matched_then_received(void)
     free(buf);
 }
 
+/* comm/ic1: pairs of ranks (an odd last rank sits out) exchange a message over an
+ * intercommunicator made from groups (MPI 4; MPI 3 libraries have no such call) and over one
+ * made by MPI_Intercomm_create. */
+static void intercommunicators(void)
+{
+    int partner = rank ^ 1;
+    if (partner >= size)
+        return;
+    MPI_Comm inter[2];
+    MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, partner, 90, &inter[0]);
+    int made = 1;
+#if MPI_VERSION >= 4
+    MPI_Group world, local, remote;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &rank, &local);
+    MPI_Group_incl(world, 1, &partner, &remote);
+    MPI_Intercomm_create_from_groups(local, 0, remote, 0, "pb-intercomm", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL,
+                                     &inter[made++]);
+    MPI_Group_free(&world);
+    MPI_Group_free(&local);
+    MPI_Group_free(&remote);
+#endif
+    for (int k = 0; k < made; k++) {
+        int out[3], in[3];
+        fill(out, 3, 90 + k);
+        MPI_Status st;
+        MPI_Sendrecv(out, 3, MPI_INT, 0, 90 + k, in, 3, MPI_INT, 0, 90 + k, inter[k], &st);
+        expect("a message on an intercommunicator", &st, in, 3, 90 + k);
+        received_messages++;
+        MPI_Comm_free(&inter[k]);
+    }
+}
+
+/* comm/cmfree: in pairs of ranks (an odd last rank sits out), the even rank posts a receive on
+ * a communicator, frees it, and only then (after a barrier) does the odd rank send on it. */
+static void freed_with_a_pending_receive(void)
+{
+    int partner = rank ^ 1, receiving = rank % 2 == 0;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int buf[2];
+    MPI_Request receive = MPI_REQUEST_NULL;
+    if (partner < size && receiving) {
+        MPI_Irecv(buf, 2, MPI_INT, partner, 95, comm, &receive);
+        MPI_Comm_free(&comm);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (partner < size && !receiving) {
+        fill(buf, 2, 95);
+        MPI_Send(buf, 2, MPI_INT, partner, 95, comm);
+    }
+    if (receive != MPI_REQUEST_NULL) {
+        MPI_Status st;
+        MPI_Wait(&receive, &st);
+        expect("a receive whose communicator was freed while it was pending", &st, buf, 2, 95);
+        received_messages++;
+    }
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -294,5 +360,7 @@ int main(int argc, char **argv)
     cancelled_send_to_self();
     communicators_reused();
     matched_then_received();
+    intercommunicators();
+    freed_with_a_pending_receive();
     return pbtest_finish(received_messages);
 }
