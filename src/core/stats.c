@@ -168,6 +168,7 @@ const char *ml_stop_name(ml_stop_t reason)
     case ML_STOP_MAX_REPS: return "max_reps";
     case ML_STOP_TIME_BUDGET: return "time_budget";
     case ML_STOP_DECIDED: return "decided";
+    case ML_STOP_UNDECIDABLE: return "undecidable";
     }
     return "unknown";
 }

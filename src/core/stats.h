@@ -51,6 +51,7 @@ typedef enum {
     ML_STOP_MAX_REPS,    /* precision not reached within max_reps */
     ML_STOP_TIME_BUDGET, /* precision not reached within the time budget */
     ML_STOP_DECIDED,     /* what the measurement is for is decided (mpilens-overlap: a ratio's class) */
+    ML_STOP_UNDECIDABLE, /* ... and no number of repetitions within the maximum would decide it */
 } ml_stop_t;
 
 typedef struct {

@@ -1,9 +1,11 @@
 /* When a map point has been measured enough (docs/overlap.md, "Repetitions"): as soon as its
  * ratio's interval, computed as the report computes it, is determined (no wider than 0.4) or lies
- * within one class band; while it does not, up to the point's maximum. The repetitions of a run
- * go where classes are still undecided instead of everywhere alike. */
+ * within one class band; while it does not, up to --reps, then on with the time decided points
+ * saved, up to the point's maximum. The repetitions of a run go where classes are still
+ * undecided instead of everywhere alike, in no more time than --reps everywhere. */
 #include <math.h>
 
+#include "clock.h"
 #include "overlap.h"
 
 /* The class bands of the report (analysis/overlap.py): overlap below 0.2, partial below 0.8,
@@ -71,21 +73,56 @@ static int interval(const ml_sample_t *s, double level, double out[2])
     return 1;
 }
 
+/* Whether the run's savings pay one more repetition of the point, at its mean cost so far: so a
+ * run takes no longer than with --reps everywhere. */
+static int affordable(const overlap_decision_t *d, size_t n)
+{
+    double per_rep = (double)(ml_clock_ns() - d->start_ns) / (double)n;
+    return d->saved_ns && *d->saved_ns >= per_rep * (double)(n + 1 - d->reps);
+}
+
+/* Whether the ratio's interval is determined, or its class decided and the neighbour's; width
+ * receives the interval's width (infinite when it cannot be computed yet). */
+static int decided(const overlap_decision_t *d, const ml_sample_t *t, const ml_sample_t *comp, double level,
+                   double *width)
+{
+    double m[2], c[2], comm[2] = {d->t_comm_ns * d->comm_rel[0], d->t_comm_ns * d->comm_rel[1]};
+    *width = INFINITY;
+    if (!interval(t, level, m) || !interval(comp, level, c) || !(fmin(comm[0], c[0]) > 0.0))
+        return 0;
+    double lo, hi;
+    ratio_bounds(m, comm, c, &lo, &hi);
+    *width = hi - lo;
+    if (hi - lo <= DECIDE_WIDTH)
+        return 1;
+    /* A class that differs from the neighbour's must be determined, not only within its band:
+     * where the map changes class is what a reader looks at. */
+    int band = band_of(lo, hi);
+    return band >= 0 && (d->neighbour_class < 0 || band == d->neighbour_class);
+}
+
+/* Whether even the maximum of repetitions would leave the interval wider than DECIDE_WIDTH, were
+ * it to narrow as 1/sqrt(n): a long computation next to a short message makes the ratio (T -
+ * T_comp) / T_comm amplify the computation's jitter beyond any number of repetitions. */
+static int hopeless(const overlap_decision_t *d, size_t n, double width)
+{
+    return !isfinite(width) || width * sqrt((double)n / (double)d->max_reps) > DECIDE_WIDTH;
+}
+
 ml_stop_t overlap_decide(const overlap_decision_t *d, const ml_sample_t *t, const ml_sample_t *comp, double level)
 {
     if (t->n >= d->max_reps)
         return ML_STOP_MAX_REPS;
     if (t->n < d->min_reps)
         return ML_STOP_CONTINUE;
-    double m[2], c[2], comm[2] = {d->t_comm_ns * d->comm_rel[0], d->t_comm_ns * d->comm_rel[1]};
-    if (!interval(t, level, m) || !interval(comp, level, c) || !(fmin(comm[0], c[0]) > 0.0))
-        return ML_STOP_CONTINUE;
-    double lo, hi;
-    ratio_bounds(m, comm, c, &lo, &hi);
-    if (hi - lo <= DECIDE_WIDTH)
+    double width;
+    if (decided(d, t, comp, level, &width))
         return ML_STOP_DECIDED;
-    /* A class that differs from the neighbour's must be determined, not only within its band:
-     * where the map changes class is what a reader looks at. */
-    int band = band_of(lo, hi);
-    return band >= 0 && (d->neighbour_class < 0 || band == d->neighbour_class) ? ML_STOP_DECIDED : ML_STOP_CONTINUE;
+    if (t->n < d->reps)
+        return ML_STOP_CONTINUE;
+    /* Beyond --reps, spend the savings only where they can decide something (before, the
+     * median's interval of a few values is too wide to project from). */
+    if (hopeless(d, t->n, width))
+        return ML_STOP_UNDECIDABLE;
+    return affordable(d, t->n) ? ML_STOP_CONTINUE : ML_STOP_TIME_BUDGET;
 }

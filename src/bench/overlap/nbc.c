@@ -243,6 +243,8 @@ static int map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i
         decision = overlap_decision(o, slowest, st->comm_rel[i], neighbour_class, &d);
     }
     measure(o, st, op, size, compute_ns, &s, decision);
+    if (o->prog.rank == 0)
+        overlap_account(o, decision, s.worst.n);
     double *t = NULL, *comp = NULL, *ratios = NULL;
     if (o->prog.rank == 0 &&
         (!(t = malloc(sizeof *t * (size_t)ranks)) || !(comp = malloc(sizeof *comp * (size_t)ranks)) ||

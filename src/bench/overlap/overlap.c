@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "node.h"
 #include "overlap.h"
 #include "series.h"
@@ -92,10 +93,21 @@ const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns,
     out->comm_rel[1] = rel[1];
     out->neighbour_class = neighbour_class;
     out->min_reps = DECIDE_MIN_REPS;
+    out->reps = rule->fixed_reps;
     out->max_reps = rule->fixed_reps * DECIDE_MAX_FACTOR;
     if (out->max_reps < out->min_reps)
         out->max_reps = out->min_reps;
+    out->start_ns = ml_clock_ns();
+    out->saved_ns = &o->saved_ns;
     return out;
+}
+
+void overlap_account(overlap_t *o, const overlap_decision_t *d, size_t n)
+{
+    if (!d || n == 0)
+        return;
+    double per_rep = (double)(ml_clock_ns() - d->start_ns) / (double)n;
+    o->saved_ns += ((double)d->reps - (double)n) * per_rep;
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
@@ -207,7 +219,8 @@ int main(int argc, char **argv)
         {"threads", ML_OPT_INT, "N", NULL, NULL, "nload: up to N computing threads (default: the node's PUs)",
          &o.max_threads, 0, 1024, NULL},
         {"decide", ML_OPT_CHOICE, "on|off", NULL, "on,off",
-         "on: a map point stops once its ratio's class is decided (at least 6 repetitions, at most 4x --reps); "
+         "on: a map point stops once its ratio's class is decided (at least 6 repetitions; beyond --reps only "
+         "with time decided points saved, at most 4x --reps); "
          "off: every point takes --reps (by preset: quick and default on, full off; off when --reps is given)",
          &o.decide, 0, 0, NULL},
         ML_OPTIONS_END,

@@ -22,7 +22,8 @@
 /* A ratio's interval no wider than this is determined (analysis/overlap.py, DETERMINED_WIDTH). */
 #define DECIDE_WIDTH 0.4
 /* Repetitions of a map point under --decide on: no decision before this many (the median's 95%
- * interval needs 6 values), at most DECIDE_MAX_FACTOR x --reps. */
+ * interval needs 6 values), at most DECIDE_MAX_FACTOR x --reps, and beyond --reps only with time
+ * that decided points saved (overlap_t.saved_ns). */
 #define DECIDE_MIN_REPS 6
 #define DECIDE_MAX_FACTOR 4
 
@@ -32,8 +33,10 @@
 typedef struct {
     double t_comm_ns;
     double comm_rel[2];
-    size_t min_reps, max_reps;
+    size_t min_reps, reps, max_reps;
     int neighbour_class;
+    int64_t start_ns;       /* when the point began */
+    const double *saved_ns; /* the run's savings, which repetitions beyond `reps` spend */
 } overlap_decision_t;
 
 typedef struct {
@@ -49,6 +52,7 @@ typedef struct {
     long density; /* values per doubling */
     long max_threads;
     const char *decide; /* "on": map points stop once their class is decided (decide.c) */
+    double saved_ns;    /* rank 0, --decide on: time decided points saved against --reps each */
 
     /* the parameter space */
     int64_t size_values[MAX_VALUES];
@@ -83,8 +87,9 @@ double ml_overlap_ratio(double t_measured, double t_comm, double t_comp);
 int overlap_selected(const overlap_t *o, const char *bench);
 
 /* decide.c: ML_STOP_DECIDED when the ratio of a map point (T_measured sample t, T_comp sample
- * comp) is determined or its class decided at the confidence level, ML_STOP_MAX_REPS at the
- * maximum, else ML_STOP_CONTINUE. */
+ * comp) is determined or its class decided at the confidence level; ML_STOP_MAX_REPS at the
+ * maximum; ML_STOP_TIME_BUDGET beyond --reps when the savings would not pay one more repetition;
+ * else ML_STOP_CONTINUE. */
 ml_stop_t overlap_decide(const overlap_decision_t *d, const ml_sample_t *t, const ml_sample_t *comp, double level);
 /* The decision of a map point whose T_comm has the given reference interval, next to a point
  * of class neighbour_class (-1: none); NULL when the run does not decide (--decide off, or
@@ -94,6 +99,9 @@ const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns,
 /* The class of a ratio, as the report's bands number them: 0 overlap (< 0.2), 1 partial (< 0.8),
  * 2 none (<= 1.2), 3 hurts; -1 for NaN. */
 int overlap_class(double ratio);
+/* After a decided point of n repetitions: what it saved against --reps (or spent beyond it) goes
+ * to the run's savings. */
+void overlap_account(overlap_t *o, const overlap_decision_t *d, size_t n);
 
 /* p2p.c */
 long p2p_points(const overlap_t *o);

@@ -464,6 +464,8 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour[c], &d);
                 ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision);
                 if (o->prog.rank == LEADER)
+                    overlap_account(o, decision, t.n);
+                if (o->prog.rank == LEADER)
                     neighbour[c] = overlap_class(
                         overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
                                                 b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
