@@ -52,8 +52,8 @@ class Finding:
     run: Run
     symptom: Symptom
     remedies: List[remedies.Remedy]
-    # The library's control variables were not recorded (results older than mpilens 0.19's
-    # meta "cvars"): remedies that need one are advised unchecked.
+    # The library's control variables were not recorded (results written before mpilens 0.2
+    # listed them in the meta record): remedies that need one are advised unchecked.
     unchecked: bool
 
     def cost_text(self) -> Optional[str]:
