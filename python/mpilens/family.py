@@ -167,11 +167,14 @@ def study_family(
     plots: StudyPlots,
     command: Command,
     presets: Mapping[str, Sequence[str]],
+    verdict: Optional[Callable[[Run], Optional[str]]] = None,
+    symptoms: Optional[Callable[[Run], List[Symptom]]] = None,
 ) -> Family:
     """A family whose command makes a study of several files at 2 ranks or more (piggyback and
     progress under each setting, map's examples), read as one run by its analysis's combine: its
     command is its own, not in `mpilens suite`; the report takes every part from its analysis and
-    plots modules, the command prints its analysis's comparison_table."""
+    plots modules, the command prints its analysis's comparison_table; verdict and symptoms are
+    the first screen's (Family)."""
     return Family(
         name,
         program,
@@ -187,4 +190,6 @@ def study_family(
         text_table=analysis.comparison_table,
         combine=analysis.combine,
         validity=analysis.validity,
+        verdict=verdict,
+        symptoms=symptoms,
     )

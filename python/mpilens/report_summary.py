@@ -23,7 +23,11 @@ def _family_sentences(run: Run) -> List[str]:
     return family.diagnose(run) if family is not None else []
 
 
-def doubts(runs: Sequence[Run], completeness: Callable[[Run], str]) -> List[str]:
+def doubts(
+    runs: Sequence[Run],
+    completeness: Callable[[Run], str],
+    sentences_of: Callable[[Run], List[str]] = _family_sentences,
+) -> List[str]:
     """Why a reader should doubt some results, before reading them: incomplete runs, hosts that
     are one machine or whose cores are full, and the families' warnings (invalid points, a
     method check that failed). The conditions a remedy addresses (condition_findings) come
@@ -37,26 +41,32 @@ def doubts(runs: Sequence[Run], completeness: Callable[[Run], str]) -> List[str]
         found += [prefix + sentence for sentence in conditions(run.meta)]
         found += [
             prefix + sentence[len(WARNING) :].strip()
-            for sentence in _family_sentences(run)
+            for sentence in sentences_of(run)
             if sentence.startswith(WARNING)
         ]
     return list(dict.fromkeys(found))
 
 
-def verdicts(runs: Sequence[Run]) -> List[Tuple[str, str]]:
+def verdicts(
+    runs: Sequence[Run], sentences_of: Callable[[Run], List[str]] = _family_sentences
+) -> List[Tuple[str, str]]:
     """(family, verdict) per run: the family's own, else the first sentence of its diagnosis
-    that is not a warning."""
+    that is not a warning, else a pointer to the warnings."""
     rows = []
     for run in runs:
         family = families.FAMILIES.get(run.family)
         said: Optional[str] = family.verdict(run) if family and family.verdict else None
         if said is None:
+            sentences = sentences_of(run)
             plain = [
-                s
-                for s in _family_sentences(run)
-                if not s.startswith((WARNING, "skipped:", "method check"))
+                s for s in sentences if not s.startswith((WARNING, "skipped:", "method check"))
             ]
-            said = (plain[0][0].upper() + plain[0][1:] + ".") if plain else "Nothing to report."
+            if plain:
+                said = plain[0][0].upper() + plain[0][1:] + "."
+            elif any(s.startswith(WARNING) for s in sentences):
+                said = "No conclusion: its results are doubtful (Read with care, above)."
+            else:
+                said = "Nothing to report."
         rows.append((run.family, said))
     return rows
 
@@ -137,7 +147,13 @@ def first_screen(runs: Sequence[Run], anchor: Anchor, completeness: Callable[[Ru
     """Doubts, verdicts and ranked findings with remedies, as HTML."""
     blocks: List[Markup] = []
     several = len(runs) > 1
-    doubtful = doubts(runs, completeness)
+    # Each diagnosis once: doubts and verdicts both read it.
+    diagnosed = {id(run): _family_sentences(run) for run in runs}
+
+    def sentences_of(run: Run) -> List[str]:
+        return diagnosed[id(run)]
+
+    doubtful = doubts(runs, completeness, sentences_of)
     conditioned = condition_findings(runs)
     if doubtful or conditioned:
         items = [element("li", d, "warn") for d in doubtful]
@@ -148,7 +164,7 @@ def first_screen(runs: Sequence[Run], anchor: Anchor, completeness: Callable[[Ru
         ]
     blocks += [
         element("h2", "Verdict"),
-        table(["family", "verdict"], verdicts(runs), css_class="verdicts"),
+        table(["family", "verdict"], verdicts(runs, sentences_of), css_class="verdicts"),
     ]
     found = ranked_findings(runs)
     blocks.append(element("h2", "What costs time, and what to try"))

@@ -136,6 +136,13 @@ def test_a_run_that_overlaps_has_no_symptom_and_says_so():
     assert overlap_costs.verdict(failing).startswith("Does not overlap: receiver (from 64 KiB).")
 
 
+def test_a_map_that_fails_only_at_small_sizes_says_where():
+    points = [map_point("receiver", size, compute, 1.0 if size == 1024 else 0.0, 200_000.0)
+              for size in (1024, 65536, 1048576) for compute in (100_000, 400_000)]
+    assert overlap_costs.verdict(make_overlap_run(points)) == (
+        "Does not overlap: receiver (at 1 KiB).")
+
+
 def test_findings_are_ranked_by_their_share_of_the_time():
     run = overlap_run(receiver_ratio=1.0, sender_ratio=0.5)
     found = advice.ranked(advice.findings_of("overlap", run, overlap_costs.symptoms(run)))

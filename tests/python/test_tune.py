@@ -554,7 +554,7 @@ def test_overlap_receiver_under_a_progress_thread(tmp_path, monkeypatch):
     need_launcher(LAUNCHERS["mpich"], monkeypatch)
     out = tmp_path / "t"
     done = run_cli("tune", "--bench", "overlap:receiver", "--np", "2", "--mpi", "mpich",
-                   "--budget", "2m", "--rounds-max", "10", "--settings", "progress-poll",
+                   "--budget", "2m", "--rounds-max", "6", "--settings", "progress-poll",
                    "--output", str(out), timeout=400)
     assert done.returncode == 0, done.stderr
     document = json.loads((out / "tune.json").read_text())

@@ -668,10 +668,14 @@ def _method_sentences(
     return sentences
 
 
-def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
-    """Per operation, size and rank count: the implementations by oli, fastest first. Only
-    without a hop delay, which slows the reference algorithms on purpose."""
-    groups: Dict[Tuple[str, int], Dict[int, List[Tuple[float, Config]]]] = {}
+# (operation, size) → rank count → (oli, implementation)
+OliGroups = Dict[Tuple[str, int], Dict[int, List[Tuple[float, Config]]]]
+
+
+def _oli_by_operation(found: Series) -> OliGroups:
+    """(operation, size) → rank count → (oli, implementation) of each implementation measured,
+    without a hop delay (which slows the reference algorithms on purpose)."""
+    groups: OliGroups = {}
     for config, by_method in found.items():
         if config.hop_delay_ns:
             continue
@@ -679,6 +683,13 @@ def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
             groups.setdefault((config.op, config.size_bytes), {}).setdefault(ranks, []).append(
                 (value, config)
             )
+    return groups
+
+
+def _fastest_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
+    """Per operation, size and rank count: the implementations by oli, fastest first. Only
+    without a hop delay, which slows the reference algorithms on purpose."""
+    groups = _oli_by_operation(found)
     sentences = []
     for (op, _), by_ranks in groups.items():
         compared = [ranks for ranks, entries in by_ranks.items() if len(entries) > 1]
@@ -976,3 +987,25 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
         f"only in {names[1]}: {texts[c]}" for c in found_b if c not in found_a
     ]
     return sentences + only
+
+
+def verdict(run: Run) -> Optional[str]:
+    """Per operation and size (without a hop delay): its latency (oli) at the largest rank count
+    measured validly, fastest implementation first; None when no valid estimate was made."""
+    found, _ = valid_series(run, series(run))
+    groups = _oli_by_operation(found)
+    sentences = []
+    for (op, size), by_ranks in groups.items():
+        ranks = max(by_ranks)
+        entries = sorted(by_ranks[ranks], key=lambda entry: entry[0])
+        best, config = entries[0]
+        what = f"{OP_NAMES.get(op, op).capitalize()} of {format_size(size)} at {ranks} ranks"
+        if len(entries) == 1:
+            sentences.append(f"{what}: {format_time(best)} ({config.algo}).")
+            continue
+        slowest = entries[-1]
+        sentences.append(
+            f"{what}: fastest {config.algo} at {format_time(best)}, slowest "
+            f"{slowest[1].algo} at {format_time(slowest[0])}."
+        )
+    return " ".join(sentences) or None

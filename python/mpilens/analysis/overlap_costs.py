@@ -133,7 +133,8 @@ def symptoms(run: Run) -> List[Symptom]:
 
 
 def _map_state(g: Grid) -> Optional[str]:
-    """ "overlaps", "from 64 KiB" (where it stops overlapping), "undetermined" or "invalid"."""
+    """ "overlaps", where it stops overlapping ("from 64 KiB", "at no size", "at 4 KiB,
+    64 KiB–1 MiB"), "undetermined" or "invalid"."""
     if g.rated and not g.valid:
         return "invalid"
     ranges = class_ranges(g)
@@ -142,7 +143,11 @@ def _map_state(g: Grid) -> Optional[str]:
     failing = [r for r in ranges if r.kind in ("none", "hurts")]
     if not failing:
         return "overlaps"
-    return f"from {format_size(failing[0].first)}" if failing[0] is not ranges[0] else "never"
+    if len(failing) == len(ranges):
+        return "at no size"
+    if ranges[-len(failing) :] == failing:
+        return f"from {format_size(failing[0].first)}"
+    return "at " + ", ".join(r.text() for r in failing)
 
 
 def verdict(run: Run) -> Optional[str]:
@@ -155,7 +160,7 @@ def verdict(run: Run) -> Optional[str]:
         return None
     overlapping = [b for b, state in states.items() if state == "overlaps"]
     failing = [
-        f"{b} ({'at no size' if state == 'never' else state})"
+        f"{b} ({state})"
         for b, state in states.items()
         if state not in ("overlaps", "undetermined", "invalid")
     ]

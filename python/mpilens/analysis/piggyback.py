@@ -1020,3 +1020,32 @@ def _largest_overhead(run: Run, app: str) -> Optional[str]:
         return None
     r, key = max(mine, key=lambda entry: entry[0])
     return f"{r:.2f} ({key.method}, {key.recv} receives, {_pb(key.pb_size)})"
+
+
+def verdict(run: Run) -> Optional[str]:
+    """What the cheapest method costs on small and on large messages, and whether auto meets
+    its goal; None when no method was measured against the library alone."""
+    found = measurements(run)
+    recvs = recvs_measured(found)
+    if not recvs:
+        return None
+    recv = "specific" if "specific" in recvs else recvs[0]
+    parts = []
+    for bench, size, what in (
+        (LATENCY, small_size(found, recv), "latency"),
+        (BANDWIDTH, large_size(found, recv), "bandwidth"),
+    ):
+        ranked = ranking(found, bench, recv, size) if size is not None else []
+        if ranked and size is not None:
+            method, ratio_ = ranked[0]
+            parts.append(f"{change(ratio_)} {what} at {format_size(size)} ({method})")
+    if not parts:
+        return None
+    sentence = (
+        f"The layer's cheapest methods cost {' and '.join(parts)} against the library alone "
+        f"({recv} receives, {_pb(MAIN_PB_SIZE)})."
+    )
+    goal = auto_goal(found)
+    if goal is not None and goal.met is not None:
+        sentence += f" auto {'meets' if goal.met else 'misses'} its goal."
+    return sentence

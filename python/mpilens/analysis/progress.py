@@ -273,7 +273,7 @@ def kinds_measured(found: Found, operation: str) -> List[str]:
     return [kind for kind in KINDS if kind in present] + sorted(present - set(KINDS))
 
 
-def _series(
+def series(
     found: Found, operation: str, kind: str, setting: str, strategy: str, interval: int = 0
 ) -> Dict[int, Measure]:
     return dict(sorted(found.get(Key(operation, kind, setting, strategy, interval), {}).items()))
@@ -287,12 +287,12 @@ def curve(
     found: Found, operation: str, kind: str, setting: str = NONE, strategy: str = NONE
 ) -> Dict[int, float]:
     """Message size → t_o in ns of one setting and strategy."""
-    return _values(_series(found, operation, kind, setting, strategy))
+    return _values(series(found, operation, kind, setting, strategy))
 
 
 def blocking(found: Found, operation: str, setting: str = NONE) -> Dict[int, float]:
     """Message size → t_b in ns, the blocking time of one setting."""
-    return _values(_series(found, operation, "", setting, BLOCKING))
+    return _values(series(found, operation, "", setting, BLOCKING))
 
 
 def reference(found: Found, operation: str) -> Dict[int, float]:
@@ -318,9 +318,9 @@ def named_series(found: Found, operation: str, kind: str) -> Dict[str, Dict[int,
     curves = {}
     for setting in setting_order(key.setting for key in found):
         for strategy in (NONE, TEST_BEST):
-            series = _series(found, operation, kind, setting, strategy)
-            if series:
-                curves[curve_name(setting, strategy)] = series
+            measured = series(found, operation, kind, setting, strategy)
+            if measured:
+                curves[curve_name(setting, strategy)] = measured
     return curves
 
 
@@ -495,11 +495,27 @@ def _missing_baseline_sentences(found: Found) -> List[str]:
     ]
 
 
-def _contrast(found: Found, setting: str, operation: str) -> Optional[str]:
-    """A thread's work-based overhead far above its time-based one at the largest size both
-    measured, as text; None when it is not."""
-    time_based = _series(found, operation, "time", setting, NONE)
-    work_based = _series(found, operation, "work", setting, NONE)
+@dataclass(frozen=True)
+class ThreadCost:
+    """A thread's work-based overhead beyond its time-based one at one size: CPU it takes from
+    the computation that no MPI call shows (seed §V-B3)."""
+
+    setting: str
+    operation: str
+    size: int
+    seen: Measure  # time-based
+    felt: Measure  # work-based
+
+    @property
+    def hidden_ns(self) -> float:
+        return self.felt.value - max(self.seen.value, 0.0)
+
+
+def thread_cost(found: Found, setting: str, operation: str) -> Optional[ThreadCost]:
+    """A thread's work-based overhead far above its time-based one (beyond noise and
+    WORK_CONTRAST times) at the largest size both measured; None when it is not."""
+    time_based = series(found, operation, "time", setting, NONE)
+    work_based = series(found, operation, "work", setting, NONE)
     sizes = set(time_based) & set(work_based)
     if not sizes:
         return None
@@ -507,34 +523,43 @@ def _contrast(found: Found, setting: str, operation: str) -> Optional[str]:
     seen, felt = time_based[size], work_based[size]
     if felt.nil or felt.same(seen) or felt.value <= WORK_CONTRAST * max(seen.value, 0.0):
         return None
+    return ThreadCost(setting, operation, size, seen, felt)
+
+
+def thread_costs(found: Found) -> List[ThreadCost]:
+    """thread_cost of every thread setting and operation that has one."""
+    return [
+        cost
+        for setting in setting_order(key.setting for key in found)
+        if is_thread(setting)
+        for operation in operations_measured(found)
+        if (cost := thread_cost(found, setting, operation)) is not None
+    ]
+
+
+def _contrast(cost: ThreadCost) -> str:
+    seen, felt = cost.seen, cost.felt
     how = f" ({factor(felt.value / seen.value)})" if seen.value > 0 else ""
     return (
-        f"{title(operation)} at {format_size(size)} {format_time(felt.value)} work-based "
-        f"against {overhead_text(seen)} time-based{how}"
+        f"{title(cost.operation)} at {format_size(cost.size)} {format_time(felt.value)} "
+        f"work-based against {overhead_text(seen)} time-based{how}"
     )
 
 
 def _contrast_sentences(found: Found) -> List[str]:
     """Seed §V-B3: a thread can look free in the time spent in MPI calls and still take CPU
     from the computation (its own polling, context switches, cache pollution)."""
-    sentences = []
-    for setting in setting_order(key.setting for key in found):
-        if not is_thread(setting):
-            continue
-        parts = [
-            text
-            for operation in operations_measured(found)
-            if (text := _contrast(found, setting, operation)) is not None
-        ]
-        if parts:
-            sentences.append(
-                f"{setting}: the thread costs more than its MPI calls show: "
-                + ", ".join(parts)
-                + "; the time-based overhead counts only the time inside "
-                "MPI calls, the work-based one also the CPU the thread takes from the "
-                "computation (seed §V-B3), which is what an application feels"
-            )
-    return sentences
+    by_setting: Dict[str, List[ThreadCost]] = {}
+    for cost in thread_costs(found):
+        by_setting.setdefault(cost.setting, []).append(cost)
+    return [
+        f"{setting}: the thread costs more than its MPI calls show: "
+        + ", ".join(_contrast(cost) for cost in costs)
+        + "; the time-based overhead counts only the time inside "
+        "MPI calls, the work-based one also the CPU the thread takes from the "
+        "computation (seed §V-B3), which is what an application feels"
+        for setting, costs in by_setting.items()
+    ]
 
 
 # --- where the progress threads ran --------------------------------------------------------------
@@ -726,8 +751,8 @@ def _against_none(
     pairs = []
     for operation in operations_measured(found):
         for kind in kinds_measured(found, operation) if strategy == NONE else [""]:
-            base = _series(found, operation, kind, NONE, strategy)
-            mine = _series(found, operation, kind, setting, strategy)
+            base = series(found, operation, kind, NONE, strategy)
+            mine = series(found, operation, kind, setting, strategy)
             sizes = set(base) & set(mine)
             if sizes:
                 size = max(sizes)
@@ -1014,8 +1039,8 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
     sentences = []
     for operation in operations_measured(found_a):
         for kind in kinds_measured(found_a, operation):
-            sizes = set(_series(found_a, operation, kind, NONE, NONE)) & set(
-                _series(found_b, operation, kind, NONE, NONE)
+            sizes = set(series(found_a, operation, kind, NONE, NONE)) & set(
+                series(found_b, operation, kind, NONE, NONE)
             )
             if not sizes:
                 continue

@@ -336,3 +336,40 @@ def compare(run_a: Run, run_b: Run) -> List[str]:
                 f"start lateness (lead {format_time(lead)}): " + _versus(a, b, "later", "earlier")
             )
     return sentences
+
+
+def verdict(run: Run) -> Optional[str]:
+    """From which duration this machine's timings can be trusted (every compute kernel accurate
+    from there up), and whether the ranks' clocks agree; None when the run measured neither."""
+    curves = compute_curves(run)
+    limits = [accurate_from(curve) for curve in curves.values()]
+    sentences = []
+    if curves and None in limits:
+        never = [kernel_name(k) for k, limit in zip(curves, limits) if limit is None]
+        sentences.append(
+            f"Do not trust computation times here: {', '.join(never)} is never accurate within "
+            f"{percent(ACCURACY)}."
+        )
+    elif curves:
+        limit = max(limit for limit in limits if limit is not None)
+        sentences.append(
+            f"Computation can be timed within {percent(ACCURACY)} from {format_time(limit)} up "
+            "with every kernel measured."
+        )
+    rows = offsets(run)
+    beyond = [row for row in rows if not row.within_bound]
+    if rows and run.meta.get("nodes") == 1:
+        sentences.append(
+            "The ranks share one clock."
+            if not beyond
+            else "The clock offsets of ranks on one host are beyond their error bounds: "
+            "offset estimates are unreliable."
+        )
+    elif rows:
+        largest = max(rows, key=lambda row: abs(row.offset_ns))
+        within = "within" if largest.within_bound else "beyond"
+        sentences.append(
+            f"The ranks' clocks differ by up to {format_time(abs(largest.offset_ns))} (rank "
+            f"{largest.rank}, {within} its error bound ±{format_time(largest.bound_ns)})."
+        )
+    return " ".join(sentences) or None

@@ -112,4 +112,5 @@ FAMILY = Family(
     np_series=True,
     min_ranks=2,
     text_table=analysis.comparison_table,
+    verdict=analysis.verdict,
 )

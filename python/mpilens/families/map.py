@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Sequence
 
 from .. import launch, matrices
 from ..analysis import map as analysis
+from ..analysis import map_costs
 from ..cli_common import BIN_DIR_HELP, ensure_writable
 from ..errors import MpilensError
 from ..family import Command, Family, study_family
@@ -439,4 +440,6 @@ FAMILY = study_family(
         ),
     ),
     presets={},
+    verdict=map_costs.verdict,
+    symptoms=map_costs.symptoms,
 )

@@ -536,4 +536,5 @@ FAMILY = study_family(
         ),
     ),
     presets=PRESETS,
+    verdict=piggyback.verdict,
 )

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 from .. import launch, program_options, results
 from ..analysis import progress as analysis
+from ..analysis import progress_costs
 from ..cli_common import (
     EnvLauncher,
     Names,
@@ -343,4 +344,6 @@ FAMILY = study_family(
         ),
     ),
     presets=PRESETS,
+    verdict=progress_costs.verdict,
+    symptoms=progress_costs.symptoms,
 )

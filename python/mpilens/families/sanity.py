@@ -14,4 +14,5 @@ FAMILY = Family(
     analysis.diagnose,
     analysis.compare,
     commands=(COMMAND,),
+    verdict=analysis.verdict,
 )
