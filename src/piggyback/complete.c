@@ -31,7 +31,9 @@ static void send_completed(ml_req_t *r, const MPI_Status *status)
 void ml_pb_complete(ml_req_t *r, MPI_Status *status)
 {
     if (!r->finished && r->kind != REQ_PAIR) { /* a pair: its two requests did their part */
-        if (r->kind == REQ_SEND) {
+        if (r->kind == REQ_COMM) {
+            ml_pb_separate_comm_done(r);
+        } else if (r->kind == REQ_SEND) {
             send_completed(r, status);
         } else if (ml_pb.method->mechanism == PB_SEPARATE) {
             ml_pb_separate_completed(r, r->comm, status);
@@ -155,7 +157,10 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Request_get_status)(request, flag, st);
-    if (rc == MPI_SUCCESS && *flag && r->kind == REQ_RECV) {
+    if (rc == MPI_SUCCESS && *flag && r->kind == REQ_COMM) {
+        ml_pb_separate_comm_done(r);
+        r->finished = 1;
+    } else if (rc == MPI_SUCCESS && *flag && r->kind == REQ_RECV) {
         if (ml_pb.method->mechanism == PB_SEPARATE)
             ml_pb_separate_completed(r, r->comm, st);
         else

@@ -73,8 +73,9 @@ void ml_pb_drivers_comm_named(MPI_Comm comm);
 
 /* ---- requests (requests.c) -------------------------------------------------------------------- */
 
-/* REQ_PAIR: an MPI_Isendrecv's request, standing for a send and a receive (isendrecv.c) */
-typedef enum { REQ_SEND, REQ_RECV, REQ_PAIR } ml_req_kind_t;
+/* REQ_PAIR: an MPI_Isendrecv's request, standing for a send and a receive (isendrecv.c);
+ * REQ_COMM: an MPI_Comm_idup's, whose communicator gets its shadow when it completes (separate.c) */
+typedef enum { REQ_SEND, REQ_RECV, REQ_PAIR, REQ_COMM } ml_req_kind_t;
 typedef struct ml_pair ml_pair_t;
 
 typedef struct ml_req ml_req_t;
@@ -109,7 +110,8 @@ struct ml_req {
     MPI_Request pb_request; /* a send's pb message (in `pb`) until the send completes */
     ml_req_t *pending_prev, *pending_next;
     int pending;  /* on its communicator's list of receives not yet paired */
-    void *shadow; /* while pending: that communicator's shadow, which outlives MPI_Comm_free for it */
+    void *shadow; /* while pending: that communicator's shadow, which outlives MPI_Comm_free for it;
+                   * REQ_COMM: the shadow of the communicator at buf, until attached */
     void *claim;  /* an MPI_Imrecv under separate-after: the pb receive its probe claimed */
 };
 
@@ -213,6 +215,8 @@ void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes,
 /* The send of record `r` completed (`cancelled`: the program cancelled it): its pb message is
  * left in flight, or cancelled too. */
 void ml_pb_separate_send_done(ml_req_t *r, int cancelled);
+/* A REQ_COMM request completed: its communicator (at r->buf) gets the shadow started with it. */
+void ml_pb_separate_comm_done(ml_req_t *r);
 
 /* ---- the layer's own sends in flight (in_flight.c) -------------------------------------------- */
 

@@ -117,7 +117,8 @@ static shadow_t *shadow_of(MPI_Comm comm)
     PMPI_Comm_get_attr(comm, keyval, &s, &found);
     if (!found)
         ml_pb_fail("a message on a communicator the layer has no shadow for (made by a call it does not "
-                   "wrap, such as MPI_Comm_idup); the separate method cannot carry its piggyback");
+                   "wrap, or by an MPI_Comm_idup not completed yet); the separate method cannot carry its "
+                   "piggyback");
     return s;
 }
 
@@ -473,7 +474,42 @@ WRAP_CREATION(MPI_Intercomm_create,
               (local, local_leader, peer, remote_leader, tag, newcomm), newcomm)
 WRAP_CREATION(MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newcomm), (intercomm, high, newcomm),
               newcomm)
+/* MPI_Comm_idup: the new communicator exists once the request completes. Its shadow is
+ * duplicated from the same parent at once, nonblocking too (every rank starts both in the same
+ * collective order), and attached when the program completes the request (a REQ_COMM record
+ * under it, ml_pb_separate_comm_done). MPICH's comm/comm_idup_iallreduce sent on one. */
+static int idup_recorded(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, int rc)
+{
+    if (rc != MPI_SUCCESS || !in_use())
+        return rc;
+    shadow_t *s = calloc(1, sizeof *s);
+    if (!s)
+        ml_pb_fail("out of memory for a shadow communicator");
+    ml_req_t *r = ml_req_new(REQ_COMM);
+    r->buf = newcomm;
+    r->shadow = s;
+    PMPI_Comm_idup(comm, &s->shadow, &r->pb_request);
+    return ml_req_record(r, rc, *request, 1);
+}
+
+void ml_pb_separate_comm_done(ml_req_t *r)
+{
+    PMPI_Wait(&r->pb_request, MPI_STATUS_IGNORE);
+    PMPI_Comm_set_attr(*(MPI_Comm *)r->buf, keyval, r->shadow);
+    r->shadow = NULL;
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_recorded(comm, newcomm, request, ML_NEXT(MPI_Comm_idup)(comm, newcomm, request));
+}
+
 #if MPI_VERSION >= 4
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_recorded(comm, newcomm, request, ML_NEXT(MPI_Comm_idup_with_info)(comm, info, newcomm, request));
+}
+
 /* MPI 4's constructors from groups (MPICH's test comm/ic1 makes an intercommunicator so). */
 WRAP_CREATION(MPI_Comm_create_from_group,
               (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm),

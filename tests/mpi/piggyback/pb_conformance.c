@@ -22,6 +22,8 @@
  * - comm/cmfree: a communicator freed while a receive on it is pending (MPI completes the
  *   receive): the separate methods freed its shadow at once, and the receive's pb with it (a
  *   hang).
+ * - comm/comm_idup_iallreduce: messages on communicators made by MPI_Comm_idup (and MPI 4's
+ *   MPI_Comm_idup_with_info), which the separate methods did not give a shadow (the job ended).
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -346,6 +348,35 @@ static void freed_with_a_pending_receive(void)
         MPI_Comm_free(&comm);
 }
 
+/* comm/comm_idup_iallreduce: a message around the ring on each of two communicators made by
+ * nonblocking duplication, one completed by MPI_Wait, the other seen complete by
+ * MPI_Request_get_status first (the layer attaches its shadow at either). */
+static void idup_communicators(void)
+{
+    MPI_Comm comm[2];
+    MPI_Request request[2];
+    MPI_Comm_idup(MPI_COMM_WORLD, &comm[0], &request[0]);
+#if MPI_VERSION >= 4
+    MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &comm[1], &request[1]);
+#else
+    MPI_Comm_idup(MPI_COMM_WORLD, &comm[1], &request[1]);
+#endif
+    MPI_Wait(&request[0], MPI_STATUS_IGNORE);
+    int flag = 0;
+    while (!flag)
+        MPI_Request_get_status(request[1], &flag, MPI_STATUS_IGNORE);
+    MPI_Wait(&request[1], MPI_STATUS_IGNORE);
+    for (int k = 0; k < 2; k++) {
+        int out[3], in[3];
+        fill(out, 3, 96 + k);
+        MPI_Status st;
+        MPI_Sendrecv(out, 3, MPI_INT, right, 96 + k, in, 3, MPI_INT, left, 96 + k, comm[k], &st);
+        expect("a message on a communicator made by MPI_Comm_idup", &st, in, 3, 96 + k);
+        received_messages++;
+        MPI_Comm_free(&comm[k]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -362,5 +393,6 @@ int main(int argc, char **argv)
     matched_then_received();
     intercommunicators();
     freed_with_a_pending_receive();
+    idup_communicators();
     return pbtest_finish(received_messages);
 }
