@@ -75,7 +75,8 @@ sys.exit(1 if errors else 0)
 PY
 
 # --decide on: every map point (p2p and collective) stops between 6 and 4 x --reps repetitions,
-# before the maximum only when decided, undecidable or out of savings; references keep --reps.
+# before the maximum only when decided, undecidable or out of savings; references keep --reps;
+# the sizes of a map are measured coarse to fine.
 run decide "$np" --bench sender,ibcast --sizes 1K:4K --compute 10us:20us --density 1 --reps 3 --decide on \
     --output "$work/decide.jsonl"
 [ "$(cat "$work/decide.status")" = 0 ] || fail "decide failed: $(tail -5 "$work/decide.err")"
@@ -93,6 +94,13 @@ for p in (r for r in records if r["type"] == "point"):
         ok = 6 <= n <= 12 and stop in (early if n < 12 else early + ("max_reps",))
     if not ok:
         errors.append(f"{p['key']}: {n} repetitions, stopped: {stop}")
+# Sweep order, coarse to fine: both ends of the size range, then the middle, at each
+# computation time (docs/overlap.md, "Sweep order").
+for bench in ("sender", "ibcast"):
+    sizes = [p["params"]["size_bytes"] for p in records if p["type"] == "point"
+             and p["bench"] == bench and p["params"].get("compute_ns") == 10000]
+    if sizes != [1024, 4096, 2048]:
+        errors.append(f"{bench}: sizes measured in the order {sizes}, not 1 KiB, 4 KiB, 2 KiB")
 for e in errors[:20]:
     print("FAIL:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)

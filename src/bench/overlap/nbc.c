@@ -222,7 +222,7 @@ static int worst_rank(const double *t, const double *comm, const double *comp, i
 }
 
 /* One point of a collective's map; on rank 0 returns the class of its worst rank's ratio (-1 when
- * not measured here), for its neighbour's decision. */
+ * not measured here), for its neighbours' decisions. */
 static int map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i, size_t c, int neighbour_class)
 {
     int ranks = o->prog.size;
@@ -308,12 +308,15 @@ void nbc_run(overlap_t *o)
         /* references first: every point of the map needs T_comm of every rank */
         for (size_t i = 0; i < o->n_sizes; i++)
             reference(o, &st, &ops[k], i);
-        int neighbour[MAX_VALUES]; /* rank 0: per computation time, the class at the last size */
-        for (size_t c = 0; c < o->n_computes; c++)
-            neighbour[c] = -1;
-        for (size_t i = 0; i < o->n_sizes; i++)
+        size_t n = o->n_sizes, order[MAX_VALUES];
+        overlap_sweep_order(n, order);
+        int *classes = overlap_classes_new(o->n_computes, n); /* rank 0: per computation time and size */
+        for (size_t j = 0; j < n; j++) {
+            size_t i = order[j];
             for (size_t c = 0; c < o->n_computes; c++)
-                neighbour[c] = map_point(o, &st, &ops[k], i, c, neighbour[c]);
+                classes[c * n + i] = map_point(o, &st, &ops[k], i, c, overlap_neighbour_class(classes + c * n, n, i));
+        }
+        free(classes);
     }
     free(st.comm_ns);
     free(st.comm_rel);

@@ -28,8 +28,7 @@
 #define DECIDE_MAX_FACTOR 4
 
 /* What decides a map point on rank 0: its T_comm and the bounds of that reference's median
- * interval relative to its median, and the class of its neighbour (the next smaller size at the
- * same computation time; -1 when there is none). */
+ * interval relative to its median, and the class of its neighbours (overlap_neighbour_class). */
 typedef struct {
     double t_comm_ns;
     double comm_rel[2];
@@ -91,11 +90,22 @@ int overlap_selected(const overlap_t *o, const char *bench);
  * maximum; ML_STOP_TIME_BUDGET beyond --reps when the savings would not pay one more repetition;
  * else ML_STOP_CONTINUE. */
 ml_stop_t overlap_decide(const overlap_decision_t *d, const ml_sample_t *t, const ml_sample_t *comp, double level);
-/* The decision of a map point whose T_comm has the given reference interval, next to a point
- * of class neighbour_class (-1: none); NULL when the run does not decide (--decide off, or
+/* The decision of a map point whose T_comm has the given reference interval, between points of
+ * class neighbour_class (overlap_neighbour_class); NULL when the run does not decide (--decide off, or
  * --reps auto: its own rule). */
 const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns, const double rel[2],
                                            int neighbour_class, overlap_decision_t *out);
+/* sweep.c: the order of a map's n sizes, coarse to fine (each interval's middle, level by
+ * level, after both ends): order[k] is the index of the k-th size measured (k < n <= MAX_VALUES). */
+void overlap_sweep_order(size_t n, size_t order[]);
+/* Neighbours of different classes: a point between them is decided only when determined. */
+#define OVERLAP_CLASS_MIXED 99
+/* The class of the nearest sizes measured on either side of size i at the same computation
+ * time (classes[j] < 0: not measured, or no class): theirs when they agree or only one side has
+ * one, OVERLAP_CLASS_MIXED when they differ, -1 when neither side has one. */
+int overlap_neighbour_class(const int classes[], size_t n, size_t i);
+/* rows x n classes, all -1 (nothing measured yet), for overlap_neighbour_class by row; free() it. */
+int *overlap_classes_new(size_t rows, size_t n);
 /* The class of a ratio, as the report's bands number them: 0 overlap (< 0.2), 1 partial (< 0.8),
  * 2 none (<= 1.2), 3 hurts; -1 for NaN. */
 int overlap_class(double ratio);

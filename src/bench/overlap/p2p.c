@@ -6,6 +6,7 @@
  * one warm-up repetition, then repetitions until the stopping rule says stop. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -445,12 +446,12 @@ static long reference_points(const overlap_t *o)
 
 static void run_map(overlap_t *o, const p2p_bench_t *b)
 {
-    size_t n;
+    size_t n, order[MAX_VALUES];
     const int64_t *sizes = sizes_of(o, b, &n);
-    int neighbour[MAX_VALUES]; /* leader: per computation time, the class at the last size measured */
-    for (size_t c = 0; c < o->n_computes; c++)
-        neighbour[c] = -1;
-    for (size_t i = 0; i < n; i++) {
+    overlap_sweep_order(n, order);
+    int *classes = overlap_classes_new(o->n_computes, n); /* leader: per computation time and size */
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
         for (size_t c = 0; c < o->n_computes; c++) {
             char key[128];
             snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, sizes[i],
@@ -461,12 +462,13 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 overlap_decision_t d;
                 const double *rel;
                 double t_comm = t_comm_of(o, b, i, &rel);
-                const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour[c], &d);
+                int neighbour = overlap_neighbour_class(classes + c * n, n, i);
+                const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour, &d);
                 ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision);
                 if (o->prog.rank == LEADER)
                     overlap_account(o, decision, t.n);
                 if (o->prog.rank == LEADER)
-                    neighbour[c] = overlap_class(
+                    classes[c * n + i] = overlap_class(
                         overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
                                                 b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
                                                 is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1));
@@ -477,6 +479,7 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
             ml_program_progress(&o->prog, key);
         }
     }
+    free(classes);
 }
 
 ml_stop_t p2p_pingpong_half(overlap_t *o, int64_t size, ml_sample_t *t)
