@@ -121,9 +121,8 @@ def test_sanity_verdict_from_the_kernels_and_the_clocks():
 
 def test_piggyback_verdict_names_the_cheapest_methods_and_the_goal():
     assert piggyback.verdict(piggyback_study()) == (
-        "The layer's cheapest methods cost +5.0% latency at 1 B (auto) and -0.1% bandwidth at "
-        "4 MiB (separate) against the library alone (specific receives, 4 B pb). auto misses "
-        "its goal.")
+        "The cheapest method against the library alone (specific receives, 4 B pb): latency "
+        "at 1 B +5.0% (auto); bandwidth at 4 MiB -0.1% (separate). auto misses its goal.")
 
 
 def test_coll_verdict_fastest_and_slowest_at_the_largest_rank_count():
