@@ -30,10 +30,9 @@ from typing import (
     Union,
 )
 
-import numpy as np
-
 from . import results
 from .errors import MpilensError
+from .lazy_numpy import np
 from .results import Record, Run
 from .safe_names import file_name_part
 from .units import format_size
@@ -55,7 +54,7 @@ SPARSE_FORMATS = ("csv", "mtx")
 # then takes 128 MiB at most (2 bytes a value at least).
 DENSE_DEFAULT_RANKS = 8192
 
-INT64_MAX = int(np.iinfo(np.int64).max)
+INT64_MAX = 2**63 - 1
 _ROOTFLUSH_FILE = re.compile(r"(?P<name>.+)_(?:counts|sizes)\.(?P<rank>\d+)\.prof")
 _FLUSH_FILE = re.compile(r"(?P<name>.+)\.\d+\.prof")
 # Lines of non-negative integers below 10^18 separated by spaces or tabs, which numpy reads at

@@ -17,7 +17,7 @@ JOB_SCRIPT = ROOT / "examples" / "slurm" / "mpilens-job.sh"
 QUICK: Dict[str, List[str]] = {
     "sanity": ["--preset", "quick", "--checks", "clock,offset", "--reps", "3"],
     "overlap": ["--preset", "quick", "--bench", "sender", "--sizes", "1K:64K",
-                "--compute", "10us:100us", "--reps", "3"],
+                "--compute", "10us:100us", "--reps", "3", "--decide", "on"],
     "progress": ["--preset", "quick", "--bench", "p2p", "--sizes", "1K:4K", "--intervals",
                  "1K:2K", "--reps", "3", "--strategy", "none", "--compute", "time"],
     "coll": ["--op", "bcast", "--method", "oli", "--algo", "library", "--reps", "3",
@@ -26,13 +26,23 @@ QUICK: Dict[str, List[str]] = {
 }
 
 
+# How a map point of mpilens-overlap --decide on may stop (docs/overlap.md, "Repetitions").
+DECIDED_STOPS = ("decided", "undecidable", "time_budget", "max_reps")
+
+
 def check_results(path: Path, ranks: int = 4) -> None:
     meta = meta_of(path)
     assert meta["nodes"] == 2, f"{path.name}: {meta['nodes']} nodes"
     assert meta["hosts"] == hosts_by_rank(ranks), f"{path.name}: hosts {meta['hosts']}"
+    # the library's control variables, read on the nodes (remedies are checked against them)
+    assert meta["cvars"]["count"] > 0 and meta["cvars"]["vars"], f"{path.name}: no cvars"
     points = points_of(path)
     assert points and len(points) == meta["points_total"], \
         f"{path.name}: {len(points)} of {meta['points_total']} points"
+    for point in points:
+        if meta["program"] == "mpilens-overlap" and not point["bench"].startswith("ref-"):
+            sample = point["stats"]["sample"]  # --decide on, --reps 3: from 6 to 12
+            assert 6 <= sample["n"] <= 12 and sample["stop"] in DECIDED_STOPS, point["key"]
 
 
 @pytest.mark.parametrize("launcher", ["srun", "agent"])

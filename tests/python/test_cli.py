@@ -269,3 +269,11 @@ def test_oversubscription_warning(monkeypatch, capsys, ranks, launcher, slurm, w
     cli_common.warn_if_oversubscribed(argparse.Namespace(np=ranks, launcher=launcher))
     err = capsys.readouterr().err
     assert ("mpilens: warning: 4 ranks on 2 cores: ranks share cores" in err) == warned
+
+
+def test_the_command_line_starts_without_numpy():
+    """Every command imports every family; numpy (a third of the start) waits for a matrix."""
+    code = "import sys, mpilens.cli; print('numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "python")}, check=True)
+    assert done.stdout.strip() == "False", done.stderr

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
+from ..lazy_numpy import np
 from ..matrices import FLUSHED, Matrix, Pairs, Traffic, traffic_of
 from ..results import Run
 from ..text import counted, percent

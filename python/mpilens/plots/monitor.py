@@ -7,9 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple, cast
 
-import numpy as np
-
 from ..analysis import monitor
+from ..lazy_numpy import np
 from ..markup import Markup, element, join, table
 from ..matrices import Matrix, Traffic, traffic_of
 from ..results import Run
