@@ -186,7 +186,9 @@ def test_suite_runs_every_family(fake, tmp_path):
 
 def test_interrupt_keeps_results(fake, tmp_path):
     out = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.2", **fake["env"])
+    # 0.5 s a line: 8 s from the third of 19 lines to the last, for a busy machine to send the
+    # signal in (at 0.2 s, the program ended first now and then: status 0).
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.5", **fake["env"])
     process = subprocess.Popen(
         [sys.executable, "-m", "mpilens", "sanity", *_launch_options(fake, "--output", str(out))],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
