@@ -39,7 +39,11 @@ run:
 	@$(MAKE) --no-print-directory deps build-$(RUN_MPI)
 	$(VENV)/bin/mpilens suite --preset quick --mpi $(RUN_MPI)
 
+# Each stage of make test says when it starts, so that a CI log shows where the time goes.
+STAMP = @echo "== $@: $$(date -u +%T)"
+
 test: deps lint build $(addprefix test-,$(FLAVOURS)) test-sanitize test-python test-package test-cluster
+	$(STAMP)
 
 # Static checks, the first step of make test: ruff (lint and format) and mypy on the Python
 # package (configured in pyproject.toml), shellcheck on every shell script (.shellcheckrc),
@@ -48,6 +52,7 @@ SHELL_SCRIPTS = $(shell git ls-files '*.sh') .ci/run tests/cluster/agent
 C_SOURCES = $(shell git ls-files '*.c' '*.h')
 
 lint: deps
+	$(STAMP)
 	$(VENV)/bin/ruff check python
 	$(VENV)/bin/ruff format --check python
 	$(VENV)/bin/mypy
@@ -87,11 +92,13 @@ build-openmpi5: $(OPENMPI5)/.installed
 
 # Static pattern rules: make skips implicit (plain %) rules for .PHONY targets.
 $(addprefix build-,$(FLAVOURS)): build-%:
+	$(STAMP)
 	cmake -S . -B build/$* -DMPI_C_COMPILER=$(compiler_$*) $(if $(fortran_$*),-DMPI_Fortran_COMPILER=$(fortran_$*)) \
 	      -DMPIEXEC_EXECUTABLE=$(launcher_$*) $(CMAKE_FLAGS) >/dev/null
 	cmake --build build/$* -j $(JOBS)
 
 $(addprefix test-,$(FLAVOURS)): test-%: build-%
+	$(STAMP)
 	ctest --test-dir build/$* --output-on-failure -j 2 $(ctest_select_$*)
 
 # AddressSanitizer and UndefinedBehaviorSanitizer (MPILENS_SANITIZE) under MPICH, in
@@ -103,6 +110,7 @@ SANITIZE_TESTS := '^(unit\.|mpi\.(handshake|offsets|meta|piggyback_api|monitor_[
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1:verify_asan_link_order=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 test-sanitize: deps
+	$(STAMP)
 	cmake -S . -B build/sanitize -DMPI_C_COMPILER=$(compiler_mpich) -DMPI_Fortran_COMPILER=$(fortran_mpich) \
 	      -DMPIEXEC_EXECUTABLE=$(launcher_mpich) -DMPILENS_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build build/sanitize -j $(JOBS)
@@ -111,9 +119,11 @@ test-sanitize: deps
 # The Python side as users install it: wheel and sdist built, installed into fresh environments
 # and with pipx, away from the checkout (tests/install/check_package.sh).
 test-package: deps
+	$(STAMP)
 	tests/install/check_package.sh $(CURDIR)/$(VENV)/bin/python
 
 test-python: deps
+	$(STAMP)
 	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python
 
 # The test cluster (tests/cluster, docs/cluster.md): NODES emulated nodes (default 2) running
@@ -126,6 +136,7 @@ cluster-down:
 	@tests/cluster/cluster.sh down
 
 test-cluster: deps-cluster build-openmpi build-mpich
+	$(STAMP)
 	$(VENV)/bin/pytest -q tests/cluster
 
 # MPICH's own test suite (test/mpi of pmodels/mpich, fetched by hand: docs/conformance.md), run
