@@ -648,9 +648,10 @@ def _signal_job(process: subprocess.Popen, signum: int) -> None:
         os.killpg(process.pid, signum)
 
 
-def _stop(process: subprocess.Popen, signum: int) -> None:
-    """After an interrupt: pass its signal on to the launched job (its own process group, which
-    the terminal's Ctrl-C does not reach), give it a moment, then insist."""
+def stop_job(process: subprocess.Popen, signum: int) -> None:
+    """Stop a job started in a session of its own, every process of it (the launcher, its local
+    ranks, a wrapper's children): signum (after an interrupt, its signal, which the terminal's
+    Ctrl-C does not pass to another session), a moment to end cleanly, then insist."""
     for action in (signum, signal.SIGTERM, signal.SIGKILL):
         _signal_job(process, action)
         try:
@@ -710,7 +711,7 @@ def run(
         if progress is not None and tail.points_total is not None:
             progress.update(tail.points, tail.points_total)
     except KeyboardInterrupt as interrupt:
-        _stop(process, getattr(interrupt, "signum", signal.SIGINT))
+        stop_job(process, getattr(interrupt, "signum", signal.SIGINT))
         raise
     finally:
         _reap(process)
@@ -734,7 +735,7 @@ def run_captured(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None) ->
     try:
         output, _ = process.communicate()
     except KeyboardInterrupt as interrupt:
-        _stop(process, getattr(interrupt, "signum", signal.SIGINT))
+        stop_job(process, getattr(interrupt, "signum", signal.SIGINT))
         raise
     finally:
         _reap(process)

@@ -365,18 +365,6 @@ def first_lines(text: str) -> str:
     return joined if len(joined) <= REASON_CHARS else joined[: REASON_CHARS - 3] + "..."
 
 
-def _stop_group(process: subprocess.Popen, signum: int = signal.SIGTERM) -> None:
-    """Stop the run's whole process group (the launcher, its local ranks, a wrapper's children):
-    signum, a moment to end cleanly, then SIGKILL for whatever is left."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signum)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=launch.STOP_GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
 def _read(file: IO[bytes]) -> str:
     file.seek(0)
     return file.read().decode("utf-8", errors="replace")
@@ -405,11 +393,11 @@ def run_command(command: Sequence[str], own_env: Mapping[str, str], timeout: flo
         except subprocess.TimeoutExpired:
             pass
         except KeyboardInterrupt as interrupt:
-            _stop_group(process, getattr(interrupt, "signum", signal.SIGINT))
+            launch.stop_job(process, getattr(interrupt, "signum", signal.SIGINT))
             raise
         seconds = time.monotonic() - started
         # Ranks may outlive their launcher; a run that timed out is stopped whole.
-        _stop_group(process, signal.SIGTERM if returncode is None else signal.SIGKILL)
+        launch.stop_job(process, signal.SIGTERM if returncode is None else signal.SIGKILL)
         return Completed(returncode, _read(out), _read(err), seconds)
 
 
