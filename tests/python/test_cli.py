@@ -189,10 +189,12 @@ def test_interrupt_keeps_results(fake, tmp_path):
     # 0.5 s a line: 8 s from the third of 19 lines to the last, for a busy machine to send the
     # signal in (at 0.2 s, the program ended first now and then: status 0).
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.5", **fake["env"])
+    # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it: as a
+    # terminal's foreground job, mpilens has the default disposition (make test & gave status 0).
     process = subprocess.Popen(
         [sys.executable, "-m", "mpilens", "sanity", *_launch_options(fake, "--output", str(out))],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = out / "sanity.jsonl"
     deadline = time.monotonic() + 20
     while not (results.exists() and len(results.read_text().splitlines()) >= 3):
