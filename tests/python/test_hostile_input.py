@@ -221,8 +221,7 @@ def test_terminate_stops_the_job_and_keeps_the_points(fake, tmp_path, signum, st
     launcher = write_script(tmp_path / "fakerun", FAKE_LAUNCHER)
     out = tmp_path / "run"
     pidfile = tmp_path / "rank.pid"
-    # 0.5 s a line: time for a busy machine to signal before the program's last line (8 s)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.5",
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), FAKE_DELAY="0.2",
                FAKE_PIDFILE=str(pidfile), **fake["env"])
     process = subprocess.Popen(
         [sys.executable, "-m", "mpilens", "sanity", "--mpi", "openmpi", "--bin-dir", fake["bin"],
