@@ -1,7 +1,7 @@
 /* libmpilens-monitor internals: the counters every wrapper feeds, and the session engine.
  *
  * Counting is separate from sessions: wrappers add each message to process-wide cumulative
- * counters, indexed by kind and by destination rank in MPI_COMM_WORLD (two atomic adds, no
+ * counters, indexed by kind and by destination rank in MPI_COMM_WORLD (three atomic adds, no
  * lock: the hot path). A session is a set of snapshots of those counters: at start and at each
  * continue it notes the totals, at each suspend it adds what changed since. So sessions are
  * independent, may overlap and nest, and cost nothing while messages flow. */
@@ -9,12 +9,17 @@
 #define MPILENS_MONITOR_H
 
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 
 enum { ML_P2P, ML_COLL, ML_OSC, ML_KINDS };
 
+/* One destination's counters. Threads count concurrently, so a reader could see a message's
+ * count without its bytes; `begun` makes a consistent read possible without a lock: a writer
+ * adds to begun, then bytes, then messages (release), so messages also counts the updates that
+ * have ended, and begun == messages means none is half done (ml_cell_read). */
 typedef struct {
-    uint64_t messages, bytes;
+    uint64_t begun, messages, bytes;
 } ml_cell_t;
 
 typedef struct {
@@ -30,8 +35,28 @@ static inline int ml_recording(void) { return __atomic_load_n(&ml_mon.recording,
 static inline void ml_count_world(int kind, int world_rank, uint64_t bytes)
 {
     ml_cell_t *cell = &ml_mon.cells[kind][world_rank];
-    __atomic_fetch_add(&cell->messages, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&cell->bytes, bytes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cell->begun, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cell->bytes, bytes, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&cell->messages, 1, __ATOMIC_RELEASE);
+}
+
+/* A consistent (messages, bytes) pair of one cell: every message counted with its bytes.
+ * Reads messages, bytes, then begun; if begun still equals the messages read, no update began
+ * or was half done in between. Retries otherwise (updates take nanoseconds). */
+static inline void ml_cell_read(int kind, int world_rank, uint64_t *messages, uint64_t *bytes)
+{
+    const ml_cell_t *cell = &ml_mon.cells[kind][world_rank];
+    for (int attempt = 1;; attempt++) {
+        uint64_t m = __atomic_load_n(&cell->messages, __ATOMIC_ACQUIRE);
+        uint64_t b = __atomic_load_n(&cell->bytes, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&cell->begun, __ATOMIC_ACQUIRE) == m) {
+            *messages = m;
+            *bytes = b;
+            return;
+        }
+        if (attempt % 64 == 0) /* a writer was descheduled mid-update: let it finish */
+            sched_yield();
+    }
 }
 
 /* ---- recording (record.c): what wrappers call ------------------------------------------------ *

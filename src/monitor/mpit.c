@@ -158,8 +158,8 @@ int ml_mpit_coll_totals(int64_t *messages, int64_t *bytes)
         return -1;
     }
     for (int w = 0; w < b.n; w++) {
-        uint64_t p2p_messages = __atomic_load_n(&ml_mon.cells[ML_P2P][w].messages, __ATOMIC_RELAXED);
-        uint64_t p2p_bytes = __atomic_load_n(&ml_mon.cells[ML_P2P][w].bytes, __ATOMIC_RELAXED);
+        uint64_t p2p_messages, p2p_bytes;
+        ml_cell_read(ML_P2P, w, &p2p_messages, &p2p_bytes);
         messages[w] = (int64_t)(layer[w] - p2p_messages - __atomic_load_n(&b.tool_messages[w], __ATOMIC_RELAXED));
         bytes[w] = (int64_t)(layer[b.n + w] - p2p_bytes - __atomic_load_n(&b.tool_bytes[w], __ATOMIC_RELAXED));
     }

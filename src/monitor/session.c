@@ -48,8 +48,10 @@ static int read_totals(int64_t *totals)
             continue;
         }
         for (int w = 0; w < n; w++) {
-            messages[w] = (int64_t)__atomic_load_n(&ml_mon.cells[k][w].messages, __ATOMIC_RELAXED);
-            bytes[w] = (int64_t)__atomic_load_n(&ml_mon.cells[k][w].bytes, __ATOMIC_RELAXED);
+            uint64_t m, b;
+            ml_cell_read(k, w, &m, &b);
+            messages[w] = (int64_t)m;
+            bytes[w] = (int64_t)b;
         }
     }
     return 0;
