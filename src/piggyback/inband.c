@@ -99,6 +99,15 @@ static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_
     MPI_Aint pb_at, buf_at;
     PMPI_Get_address(pb, &pb_at);
     PMPI_Get_address(buf, &buf_at);
+    /* A payload of no bytes is left out: at a null buffer (MPI_Send(NULL, 1, empty_type), legal)
+     * it would put the type's lower bound at address 0, where MPICH takes the whole message for
+     * a null buffer and refuses it. */
+    if (ml_pb_payload_bytes(count, type) == 0) {
+        int length = (int)ml_pb.size;
+        MPI_Datatype byte = MPI_BYTE;
+        int rc = PMPI_Type_create_struct(1, &length, &pb_at, &byte, out);
+        return rc == MPI_SUCCESS ? PMPI_Type_commit(out) : rc;
+    }
     int before = ml_pb.method->place == PB_BEFORE;
     int lengths[2] = {before ? (int)ml_pb.size : count, before ? count : (int)ml_pb.size};
     MPI_Aint displacements[2] = {before ? pb_at : buf_at, before ? buf_at : pb_at};
@@ -116,6 +125,9 @@ static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_
  * which would reuse the buffer under them (docs/piggyback.md). */
 
 static unsigned char *direction_pb[2]; /* REQ_SEND, REQ_RECV */
+
+/* The layer's own communicator with this process alone, for unpack_partial. */
+static MPI_Comm self_comm = MPI_COMM_NULL;
 
 typedef struct {
     const void *buf;
@@ -186,6 +198,8 @@ void ml_pb_inband_finalize(void)
             if (cached_types[k][i].used)
                 PMPI_Type_free(&cached_types[k][i].wire);
     memset(cached_types, 0, sizeof cached_types);
+    if (self_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&self_comm);
     for (int k = 0; k < 2; k++) {
         free(direction_pb[k]);
         direction_pb[k] = NULL;
@@ -354,6 +368,23 @@ static size_t received_bytes(const MPI_Status *status)
     return (size_t)bytes;
 }
 
+/* A payload that ends inside an element of the receive's type (legal: MPI_Get_count is then
+ * MPI_UNDEFINED, MPI_Get_elements counts the basic elements that came). MPI_Unpack takes whole
+ * elements only, so the packed bytes go to this process itself as MPI_PACKED, which the receive's
+ * (count, type) matches, on a communicator of the layer's own: MPI fills the elements and the
+ * part of the last one exactly as the receive without the layer would. Rare: costs a message. */
+static void unpack_partial(const ml_req_t *r, const unsigned char *packed, size_t payload)
+{
+    if (self_comm == MPI_COMM_NULL)
+        PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    payload_view(r, &buf, &count, &type);
+    PMPI_Sendrecv(packed, (int)payload, MPI_PACKED, 0, 0, buf, count, type, 0, 0, self_comm, MPI_STATUS_IGNORE);
+    payload_view_free(r, &type);
+}
+
 /* Unpacks a staged message into the user's buffer; returns the payload's bytes. */
 static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb)
 {
@@ -367,11 +398,11 @@ static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb
     }
     MPI_Count element = 0;
     PMPI_Type_size_x(r->type, &element);
-    if (payload && (!element || payload % (size_t)element))
-        ml_pb_fail("a message of %zu payload bytes is not a whole number of %lld-byte elements of the "
-                   "receive's datatype; methods that pack cannot split an element",
-                   payload, (long long)element);
     int position = before ? (int)ml_pb.size : 0;
+    if (payload && (!element || payload % (size_t)element)) {
+        unpack_partial(r, (const unsigned char *)r->staging + position, payload);
+        return payload;
+    }
     int n = payload ? (int)(payload / (size_t)element) : 0;
     if (n > 0) {
         ml_req_t whole = *r;

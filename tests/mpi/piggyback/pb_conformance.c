@@ -24,6 +24,12 @@
  *   hang).
  * - comm/comm_idup_iallreduce: messages on communicators made by MPI_Comm_idup (and MPI 4's
  *   MPI_Comm_idup_with_info), which the separate methods did not give a shadow (the job ended).
+ * - datatype/getpartelm, lots_of_types, hindexed_zeros: a message that ends inside an element of
+ *   the receive's derived type (legal): the methods that pack ended the job, unable to unpack part
+ *   of an element;
+ * - datatype/hindexed_zeros: a message of a type with no bytes, from and to a null buffer: the
+ *   datatype methods put the wire type's lower bound at address 0, and MPICH refused it as a null
+ *   buffer (a hang under datatype-after).
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -377,6 +383,67 @@ static void idup_communicators(void)
     }
 }
 
+/* getpartelm, lots_of_types, hindexed_zeros: 6 ints into a receive of 2 elements of 4 ints with
+ * holes (every_other: extent 7 ints), blocking and nonblocking. MPI fills the first element and
+ * half the second, at in[0, 2, 4, 6] and in[7, 9]; MPI_Get_count is MPI_UNDEFINED,
+ * MPI_Get_elements 6. */
+static void partial_elements(void)
+{
+    MPI_Datatype type = every_other(4);
+    for (int k = 0; k < 2; k++) {
+        int out[6], in[14];
+        fill(out, 6, 110 + k);
+        for (int i = 0; i < 14; i++)
+            in[i] = -1;
+        MPI_Status st;
+        if (k == 0) {
+            MPI_Sendrecv(out, 6, MPI_INT, right, 110, in, 2, type, left, 110, MPI_COMM_WORLD, &st);
+        } else {
+            MPI_Request request;
+            MPI_Irecv(in, 2, type, left, 111, MPI_COMM_WORLD, &request);
+            MPI_Send(out, 6, MPI_INT, right, 111, MPI_COMM_WORLD);
+            MPI_Wait(&request, &st);
+        }
+        int got[6] = {in[0], in[2], in[4], in[6], in[7], in[9]}, count = 0, elements = 0;
+        MPI_Get_count(&st, type, &count);
+        MPI_Get_elements(&st, type, &elements);
+        int holes_kept = in[1] == -1 && in[3] == -1 && in[5] == -1 && in[8] == -1 && in[10] == -1;
+        if (!holds(got, 6, 110 + k) || !holes_kept || count != MPI_UNDEFINED || elements != 6) {
+            fprintf(stderr, "rank %d: part of an element (%s): count %d, elements %d, contents %s\n", rank,
+                    k ? "MPI_Irecv" : "MPI_Sendrecv", count, elements,
+                    holds(got, 6, 110 + k) && holes_kept ? "right" : "wrong");
+            check_failures++;
+        }
+        received_messages++;
+    }
+    MPI_Type_free(&type);
+}
+
+/* hindexed_zeros: a type of three empty blocks, sent from and received into NULL. */
+static void empty_type_at_null(void)
+{
+    int blocks[3] = {0, 0, 0};
+    MPI_Aint displacements[3] = {0, 4, 16};
+    MPI_Datatype empty;
+    MPI_Type_create_hindexed(3, blocks, displacements, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    MPI_Request request;
+    MPI_Status st;
+    MPI_Irecv(NULL, 2, empty, left, 120, MPI_COMM_WORLD, &request);
+    MPI_Send(NULL, 1, empty, right, 120, MPI_COMM_WORLD);
+    MPI_Wait(&request, &st);
+    int count = -1, elements = -1;
+    MPI_Get_count(&st, empty, &count);
+    MPI_Get_elements(&st, empty, &elements);
+    if (count != 0 || elements != 0) {
+        fprintf(stderr, "rank %d: an empty type at NULL: count %d, elements %d, expected 0 and 0\n", rank, count,
+                elements);
+        check_failures++;
+    }
+    received_messages++;
+    MPI_Type_free(&empty);
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -394,5 +461,7 @@ int main(int argc, char **argv)
     intercommunicators();
     freed_with_a_pending_receive();
     idup_communicators();
+    partial_elements();
+    empty_type_at_null();
     return pbtest_finish(received_messages);
 }
