@@ -75,8 +75,9 @@ sys.exit(1 if errors else 0)
 PY
 
 # --decide on: every map point (p2p and collective) stops between 6 and 4 x --reps repetitions,
-# before the maximum only when decided, undecidable or out of savings; references keep --reps;
-# the sizes of a map are measured coarse to fine.
+# before the maximum only when decided, undecidable or out of savings; a reference between --reps
+# and 8 x --reps, before the maximum only at its precision (5%) or budget; the sizes of a map are
+# measured coarse to fine.
 run decide "$np" --bench sender,ibcast --sizes 1K:4K --compute 10us:20us --density 1 --reps 3 --decide on \
     --output "$work/decide.jsonl"
 [ "$(cat "$work/decide.status")" = 0 ] || fail "decide failed: $(tail -5 "$work/decide.err")"
@@ -88,7 +89,9 @@ for p in (r for r in records if r["type"] == "point"):
     sample = p["stats"]["sample"]
     n, stop = sample["n"], sample["stop"]
     if p["bench"].startswith("ref-"):
-        ok = n == 3 and stop == "fixed"
+        early = ("precision", "time_budget")
+        ok = 3 <= n <= 24 and stop in (early if n < 24 else early + ("max_reps",))
+        ok = ok and sample["precision"] == 0.05
     else:
         early = ("decided", "undecidable", "time_budget")
         ok = 6 <= n <= 12 and stop in (early if n < 12 else early + ("max_reps",))

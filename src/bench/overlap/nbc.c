@@ -96,18 +96,18 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
     return 1;
 }
 
-/* Repeats until rank 0's stopping rule, on the slowest rank's times, says stop; for a map point
- * with a decision (rank 0), until the class of the ratio of the slowest rank's times is decided,
- * T_comp taken from rank 0 (decide.c). */
+/* Repeats until rank 0's stopping rule (`rule`, else the run's), on the slowest rank's times,
+ * says stop; for a map point with a decision (rank 0), until the class of the ratio of the
+ * slowest rank's times is decided, T_comp taken from rank 0 (decide.c). */
 static void measure(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t size, int64_t compute_ns,
-                    nbc_sample_t *s, const overlap_decision_t *decision)
+                    nbc_sample_t *s, const overlap_decision_t *decision, const ml_stop_rule_t *rule)
 {
     memset(s, 0, sizeof *s);
     while (repetition(o, st, op, size, compute_ns, s, 1, 0) == 0) /* a warm-up that started together */
         ;
     s->late_reps = 0;
     ml_stopper_t stopper;
-    ml_stopper_start(&stopper, &o->prog.stop_rule);
+    ml_stopper_start(&stopper, rule ? rule : &o->prog.stop_rule);
     s->reason = ML_STOP_CONTINUE;
     while (repetition(o, st, op, size, compute_ns, s, s->reason == ML_STOP_CONTINUE, 1) >= 0)
         if (o->prog.rank == 0)
@@ -166,10 +166,10 @@ static void begin_point(ml_json_t *j, const char *bench, const char *key, int64_
     ml_json_begin_object(j, "stats");
 }
 
-static void end_point(overlap_t *o, ml_json_t *j, const nbc_sample_t *s)
+static void end_point(overlap_t *o, ml_json_t *j, const nbc_sample_t *s, const ml_stop_rule_t *rule)
 {
     ml_json_int(j, "late_reps", s->late_reps);
-    ml_json_sample(j, "sample", &s->worst, &o->prog.stop_rule, s->reason);
+    ml_json_sample(j, "sample", &s->worst, rule, s->reason);
     ml_json_end_object(j);
     ml_json_end_object(j);
     ml_program_point(&o->prog, j);
@@ -182,7 +182,8 @@ static void reference(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
     char key[96];
     snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, op->ref_name, size);
     nbc_sample_t s;
-    measure(o, st, op, size, 0, &s, NULL);
+    ml_stop_rule_t rule;
+    measure(o, st, op, size, 0, &s, NULL, overlap_reference_rule(o, &rule));
     double *comm = o->prog.rank == 0 ? st->comm_ns + i * (size_t)ranks : NULL;
     ml_summary_t sum;
     if (o->prog.rank == 0) {
@@ -202,7 +203,7 @@ static void reference(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t 
         begin_point(&j, op->ref_name, key, size, NULL, ranks);
         ml_json_double(&j, "t_comm_ns", worst);
         json_doubles(&j, "per_rank_ns", comm, ranks);
-        end_point(o, &j, &s);
+        end_point(o, &j, &s, &rule);
         ml_json_free(&j);
     }
     free_sample(&s);
@@ -242,7 +243,7 @@ static int map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i
             slowest = fmax(slowest, st->comm_ns[i * (size_t)ranks + (size_t)r]);
         decision = overlap_decision(o, slowest, st->comm_rel[i], neighbour_class, &d);
     }
-    measure(o, st, op, size, compute_ns, &s, decision);
+    measure(o, st, op, size, compute_ns, &s, decision, NULL);
     if (o->prog.rank == 0)
         overlap_account(o, decision, s.worst.n);
     double *t = NULL, *comp = NULL, *ratios = NULL;
@@ -270,7 +271,7 @@ static int map_point(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, size_t i
         json_doubles(&j, "t_comp_ns", comp, ranks);
         json_doubles(&j, "ratio", ratios, ranks);
         ml_json_end_object(&j);
-        end_point(o, &j, &s);
+        end_point(o, &j, &s, &o->prog.stop_rule);
         ml_json_free(&j);
     }
     free(t);

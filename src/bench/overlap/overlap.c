@@ -102,6 +102,19 @@ const overlap_decision_t *overlap_decision(const overlap_t *o, double t_comm_ns,
     return out;
 }
 
+const ml_stop_rule_t *overlap_reference_rule(const overlap_t *o, ml_stop_rule_t *out)
+{
+    *out = o->prog.stop_rule;
+    if (strcmp(o->decide, "on") != 0 || out->fixed_reps == 0)
+        return out;
+    out->min_reps = out->fixed_reps;
+    out->max_reps = out->fixed_reps * REFERENCE_MAX_FACTOR;
+    out->precision = REFERENCE_PRECISION;
+    out->time_budget_ns = REFERENCE_BUDGET_NS;
+    out->fixed_reps = 0;
+    return out;
+}
+
 void overlap_account(overlap_t *o, const overlap_decision_t *d, size_t n)
 {
     if (!d || n == 0)

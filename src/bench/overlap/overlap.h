@@ -113,6 +113,16 @@ int overlap_class(double ratio);
  * to the run's savings. */
 void overlap_account(overlap_t *o, const overlap_decision_t *d, size_t n);
 
+/* The stopping rule of a reference (T_comm at one size). Every map point at that size divides by
+ * it, so under --decide on it is repeated until its median is known to within
+ * REFERENCE_PRECISION (95%), from --reps on, at most REFERENCE_MAX_FACTOR x --reps and
+ * REFERENCE_BUDGET_NS: references are short, and 10 round trips left a median interval of
+ * -75%..+175% where the machine is noisy. Otherwise the run's rule (fills out, returns it). */
+#define REFERENCE_PRECISION 0.05
+#define REFERENCE_MAX_FACTOR 8
+#define REFERENCE_BUDGET_NS 500000000
+const ml_stop_rule_t *overlap_reference_rule(const overlap_t *o, ml_stop_rule_t *out);
+
 /* p2p.c */
 long p2p_points(const overlap_t *o);
 void p2p_run(overlap_t *o);

@@ -221,17 +221,17 @@ static double measured(const overlap_t *o, const p2p_bench_t *b, int64_t sequenc
 }
 
 /* Leader: one warm-up repetition (first-touch, connection set-up), then repetitions until the
- * stopping rule says stop, or, for a map point with a decision, until its class is decided
- * (decide.c); the STOP command releases the followers. */
+ * stopping rule (`rule`, else the run's) says stop, or, for a map point with a decision, until
+ * its class is decided (decide.c); the STOP command releases the followers. */
 static ml_stop_t lead_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t,
-                            ml_sample_t *comp, const overlap_decision_t *decision)
+                            ml_sample_t *comp, const overlap_decision_t *decision, const ml_stop_rule_t *rule)
 {
     int64_t seq, c;
     ml_stopper_t stopper;
     ml_stop_t reason;
     handshake_all(o, pt, ML_CMD_GO);
     b->lead(o, pt, &seq, &c);
-    ml_stopper_start(&stopper, &o->prog.stop_rule);
+    ml_stopper_start(&stopper, rule ? rule : &o->prog.stop_rule);
     do {
         handshake_all(o, pt, ML_CMD_GO);
         b->lead(o, pt, &seq, &c);
@@ -262,10 +262,10 @@ static int takes_part(const overlap_t *o, const p2p_point_t *pt)
 
 /* Runs one point on every rank that takes part; on the leader fills t and comp. */
 static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, ml_sample_t *t, ml_sample_t *comp,
-                           const overlap_decision_t *decision)
+                           const overlap_decision_t *decision, const ml_stop_rule_t *rule)
 {
     if (o->prog.rank == LEADER)
-        return lead_point(o, b, pt, t, comp, decision);
+        return lead_point(o, b, pt, t, comp, decision, rule);
     if (takes_part(o, pt))
         follow_point(o, b, pt);
     return ML_STOP_CONTINUE;
@@ -356,7 +356,9 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
     double median = 0.0;
     rel[0] = rel[1] = 1.0;
     if (takes_part(o, &pt)) {
-        ml_stop_t reason = run_point(o, b, &pt, &t, &comp, NULL);
+        ml_stop_rule_t rule_storage;
+        const ml_stop_rule_t *rule = overlap_reference_rule(o, &rule_storage);
+        ml_stop_t reason = run_point(o, b, &pt, &t, &comp, NULL, rule);
         ml_summary_t sum;
         if (o->prog.rank == LEADER && ml_summarize(t.values, t.n, o->prog.stop_rule.ci_level, &sum) == 0) {
             median = sum.median * scale;
@@ -377,7 +379,7 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
                 ml_json_double(&j, stat, median);
                 if (b->measure == MINUS_LAT0)
                     ml_json_double(&j, "lat0_ns", o->lat0_ns);
-                ml_json_sample(&j, "sample", &t, &o->prog.stop_rule, reason);
+                ml_json_sample(&j, "sample", &t, rule, reason);
                 ml_program_point_end(&o->prog, &j);
             }
         }
@@ -464,7 +466,7 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 double t_comm = t_comm_of(o, b, i, &rel);
                 int neighbour = overlap_neighbour_class(classes + c * n, n, i);
                 const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour, &d);
-                ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision);
+                ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision, NULL);
                 if (o->prog.rank == LEADER)
                     overlap_account(o, decision, t.n);
                 if (o->prog.rank == LEADER)
@@ -487,7 +489,7 @@ ml_stop_t p2p_pingpong_half(overlap_t *o, int64_t size, ml_sample_t *t)
     static const p2p_bench_t pingpong_half = {"nload", lead_pingpong, follow_pingpong, HALF};
     p2p_point_t pt = make_point(o, &pingpong_half, size, 0);
     ml_sample_t comp = {0};
-    ml_stop_t reason = run_point(o, &pingpong_half, &pt, t, &comp, NULL);
+    ml_stop_t reason = run_point(o, &pingpong_half, &pt, t, &comp, NULL, NULL);
     ml_sample_free(&comp);
     free_point(&pt);
     return reason;
