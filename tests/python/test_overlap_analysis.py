@@ -592,3 +592,22 @@ def test_cpu_overhead_ignores_invalid_points():
     run = make_overlap_run(good + [bad])
     assert overlap.grid(run, "cpu").invalid[-1] == overlap.INVALID_OSU
     assert overlap.cpu_overhead(run) == overlap.cpu_overhead(make_overlap_run(good))
+
+
+def test_control_off_after_some_computations_invalidates_those_rows():
+    # Communication after a 4 µs computation costs twice its reference (the blocking control
+    # reads 2 there), after 1 and 2 µs it does not: only the 4 µs row of every map is invalid;
+    # rows the control did not measure take its verdict over all its points (here: on 1).
+    off_row = COMPUTE[2]
+    control_map = sender_map(lambda s, c: 2.0 if c == off_row else 1.0, "control",
+                             sizes=SIZES[:4], computes=COMPUTE[:3])
+    sender = sender_map(eager_below(4096), sizes=SIZES[:4], computes=COMPUTE[:4])
+    run = make_overlap_run(control_map + sender)
+    verdict = overlap.control_verdict(run)
+    assert verdict.rows == {COMPUTE[0]: False, COMPUTE[1]: False, off_row: True}
+    assert verdict.run is False and not overlap.control_off(run)
+    g = overlap.grid(run, "sender")
+    for p, reason in zip(g.points, g.invalid):
+        expected = overlap.INVALID_CONTROL if p["params"]["compute_ns"] == off_row else None
+        assert reason == expected, p["key"]
+    assert set(overlap.grid(run, "control").invalid) == {None}

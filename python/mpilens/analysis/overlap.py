@@ -93,8 +93,10 @@ RERUN_ADVICE = "rerun with more repetitions (--reps 200 or --preset full) or on 
 # Slowdowns beyond 10 are not contention but waiting for the scheduler (time slices are ms).
 PATHOLOGY_SLOWDOWN = 10.0
 CONTROL_LOW, CONTROL_HIGH = 0.8, 1.2
-# Fewer determined control points than this make a median that checks nothing.
+# Fewer determined control points than this make a median that checks nothing: over the whole
+# control, and at one computation time (a row of its map; rows with fewer take the run's verdict).
 CONTROL_MIN_POINTS = 5
+CONTROL_ROW_MIN_POINTS = 3
 # Shares of overlapping points closer than this are not called a difference between two runs.
 NOTABLE_DIFFERENCE = 0.10
 MOST_DIFFERENCES = 3
@@ -404,7 +406,8 @@ def grid(run: Run, bench: str, checked_by_control: bool = True) -> Grid:
         None if bench == NLOAD else ratio_interval(p, references.get(p["params"]["size_bytes"]))
         for p in points
     ]
-    shared = [] if bench == NLOAD else run_invalidity(run, bench, checked_by_control)
+    shared = [] if bench == NLOAD else run_invalidity(run, bench)
+    control = control_verdict(run) if checked_by_control and bench not in (NLOAD, CONTROL) else None
     return Grid(
         bench=bench,
         y_key=key,
@@ -414,7 +417,7 @@ def grid(run: Run, bench: str, checked_by_control: bool = True) -> Grid:
         points=points,
         intervals=intervals,
         invalid=[
-            None if span is None else point_invalidity(p, span, shared)
+            None if span is None else point_invalidity(p, span, shared, control)
             for p, span in zip(points, intervals)
         ],
     )
@@ -427,7 +430,9 @@ INVALID_OSU = "faster than its computation alone (OSU overlap above 100%)"
 INVALID_NEGATIVE = "ratio below 0 beyond its interval (faster than its longer part alone)"
 INVALID_COMP = "computation slowed beyond its noise (a competing thread or process)"
 INVALID_LAT0 = "0-byte reference slower than larger messages (lat0 subtracted is wrong)"
-INVALID_CONTROL = "blocking control off 1 beyond noise (references moved)"
+INVALID_CONTROL = (
+    "blocking control off 1 beyond noise after this computation (references do not hold)"
+)
 # A computation measured this much longer than asked, beyond its interval, was slowed by a
 # competitor: the busy loop is time-based, so it overruns only when its core is taken from it.
 # Half the determination width, so that the slowdown alone could move a class.
@@ -470,43 +475,77 @@ def lat0_wrong(run: Run) -> bool:
     return sum(zero[0] > span[1] for span in larger) > len(larger) / 2
 
 
-def control_off(run: Run) -> bool:
-    """Whether the blocking control, which cannot overlap, reads off 1 beyond its noise: the
-    median of its determined points' lower bounds above CONTROL_HIGH, or of their upper bounds
-    below CONTROL_LOW. T_comm or T_comp then moved between the references and the measurement,
-    and no ratio of the run holds."""
-    if not run.points_of(CONTROL):
-        return False
-    g = grid(run, CONTROL, checked_by_control=False)
-    spans = [
-        span
-        for span, reason in zip(g.intervals, g.invalid)
-        if reason is None and is_determined(span) and span is not None
-    ]
-    if len(spans) < CONTROL_MIN_POINTS:
-        return False
+def _off_one(spans: Sequence[Interval], fewest: int) -> Optional[bool]:
+    """Whether determined control intervals read off 1 beyond their noise: the median of their
+    lower bounds above CONTROL_HIGH, or of their upper bounds below CONTROL_LOW; None when fewer
+    than `fewest` make a median that checks nothing."""
+    if len(spans) < fewest:
+        return None
     low, high = (statistics.median(span[i] for span in spans) for i in (0, 1))
     return low > CONTROL_HIGH or high < CONTROL_LOW
 
 
-def run_invalidity(run: Run, bench: str, checked_by_control: bool = True) -> List[str]:
+@dataclass(frozen=True)
+class ControlVerdict:
+    """What the blocking control, which cannot overlap, says of the references: `run` whether it
+    reads off 1 over all its points (None: too few to tell), `rows` the same per computation
+    time it was measured at (those with enough points). Off 1, T_comm or T_comp do not hold
+    there: they moved between the references and the measurement, or communication after such
+    a computation costs more than the reference measured in a loop (a core taken from the
+    other rank while it waits)."""
+
+    run: Optional[bool]
+    rows: Dict[Number, bool]
+
+    def off_at(self, compute_ns: Optional[Number]) -> bool:
+        """Whether the control is off after a computation of compute_ns: its row's verdict,
+        else the run's."""
+        row = self.rows.get(compute_ns) if compute_ns is not None else None
+        return bool(self.run) if row is None else row
+
+
+def control_verdict(run: Run) -> ControlVerdict:
+    if not run.points_of(CONTROL):
+        return ControlVerdict(None, {})
+    g = grid(run, CONTROL, checked_by_control=False)
+    by_row: Dict[Number, List[Interval]] = {}
+    for point, span, reason in zip(g.points, g.intervals, g.invalid):
+        if reason is None and span is not None and is_determined(span):
+            by_row.setdefault(point["params"]["compute_ns"], []).append(span)
+    rows = {y: _off_one(spans, CONTROL_ROW_MIN_POINTS) for y, spans in by_row.items()}
+    every = [span for spans in by_row.values() for span in spans]
+    return ControlVerdict(
+        _off_one(every, CONTROL_MIN_POINTS),
+        {y: off for y, off in rows.items() if off is not None},
+    )
+
+
+def control_off(run: Run) -> bool:
+    """Whether the blocking control reads off 1 beyond its noise over all its points."""
+    return bool(control_verdict(run).run)
+
+
+def run_invalidity(run: Run, bench: str) -> List[str]:
     """The reasons that make every point of a ratio map invalid; INVALID_LAT0 only applies to
     the points that subtracted lat0 (point_invalidity)."""
     reasons = [reason for reason in [crowded_reason(run, bench)] if reason is not None]
     if lat0_wrong(run):
         reasons.append(INVALID_LAT0)
-    if checked_by_control and bench != CONTROL and control_off(run):
-        reasons.append(INVALID_CONTROL)
     return reasons
 
 
-def point_invalidity(point: Record, span: Interval, shared: Sequence[str]) -> Optional[str]:
+def point_invalidity(
+    point: Record, span: Interval, shared: Sequence[str], control: Optional[ControlVerdict] = None
+) -> Optional[str]:
     """Why a rated point's ratio cannot be true, None when it can: the run's reasons first (they
-    are the cause of the others), then the point's own."""
+    are the cause of the others), then the blocking control's at the point's computation time
+    (control None: not checked), then the point's own."""
     stats = point["stats"]
     for reason in shared:
         if reason != INVALID_LAT0 or (record_number(stats.get("lat0_ns")) or 0) > 0:
             return reason
+    if control is not None and control.off_at(point["params"].get("compute_ns")):
+        return INVALID_CONTROL
     measured, _, comp = (record_number(value) for value in _ingredients(point))
     if measured is not None and comp is not None and comp > 0:
         measured_span = carried_interval(measured, stats.get("sample"))
