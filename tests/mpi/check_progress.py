@@ -28,6 +28,7 @@ parser.add_argument("--ops", default="iallreduce,ibcast,ireduce,ialltoall")
 parser.add_argument("--label", required=True)
 parser.add_argument("--loaded", choices=("yes", "no"), required=True)
 parser.add_argument("--mode")
+parser.add_argument("--test-placement", default="even", help="of the test strategy's tests")
 parser.add_argument("--env", action="append", default=[])
 args = parser.parse_args()
 
@@ -120,6 +121,9 @@ def check_params(name, p, want):
     check(params.get("size_bytes") == want["size"] and params.get("strategy") == want["strategy"],
           f"{name}: params {params}")
     check(params.get("compute") == want.get("compute"), f"{name}: compute {params.get('compute')}")
+    tested = str(want["strategy"]).startswith("test")
+    check(params.get("test_placement") == (args.test_placement if tested else None),
+          f"{name}: test_placement {params.get('test_placement')}")
     check(params.get("op") == want["op"], f"{name}: op {params.get('op')}")
     check(params.get("ranks") == (args.ranks if want["bench"] == "nbc" else None),
           f"{name}: ranks {params.get('ranks')}")

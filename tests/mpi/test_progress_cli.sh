@@ -69,6 +69,10 @@ run thread "$np" yield "${sweep[@]}" --bench p2p,nbc --sizes 4K:4K --output "$wo
 passes thread --bench p2p,nbc --sizes 4096:4096 --label thread:yield --loaded yes --mode yield \
   --env MPILENS_PROGRESS=yield
 
+# The seed's placement of the tests (at the start, evenly, at the end), named in the points.
+run seed "$np" none "${sweep[@]}" --bench p2p --test-placement seed --output "$work/seed.jsonl"
+passes seed --bench p2p --label none --loaded no --test-placement seed
+
 run unloaded "$np" unloaded "${sweep[@]}" --bench p2p --sizes 1K:1K --intervals 1K:1K --output "$work/unloaded.jsonl"
 if passes unloaded --bench p2p --sizes 1024:1024 --intervals 1024:1024 --label async:I_MPI_ASYNC_PROGRESS=1 \
   --loaded no --env MPILENS_PROGRESS=yield --env MPIR_CVAR_ASYNC_PROGRESS=0 --env I_MPI_ASYNC_PROGRESS=1; then

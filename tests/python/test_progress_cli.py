@@ -122,7 +122,7 @@ def test_each_setting_runs_with_its_variables(fake, tmp_path):
                     {"OMPI_MCA_btl_tcp_progress_thread": "1"}]
     baseline, *others = [call["args"] for call in made]
     # the library alone: every strategy and the interrupt cost; the others: strategy none only
-    assert "--strategy" not in baseline
+    assert "--strategy" not in baseline and "--test-placement" not in baseline
     assert baseline[baseline.index("--bench") + 1] == "p2p,nbc,interrupts"
     for args in others:
         assert args[args.index("--strategy") + 1] == "none"
@@ -133,6 +133,15 @@ def test_each_setting_runs_with_its_variables(fake, tmp_path):
                      "progress-thread-sleep50.jsonl"]
     assert (out / "report.html").exists()
     assert f"results: {out}" in done.stdout
+
+
+def test_the_seeds_test_placement_goes_to_the_run_that_tests(fake, tmp_path):
+    done = progress(fake, "--threads", "poll", "--placement", "shared", "--no-async", "--no-overlap",
+                    "--test-placement", "seed", "--output", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    baseline, thread = [call["args"] for call in logged_calls(fake)]
+    assert baseline[baseline.index("--test-placement") + 1] == "seed"
+    assert "--test-placement" not in thread  # strategy none: no tests to place
 
 
 def test_a_setting_the_library_could_not_give_is_removed(fake, tmp_path):

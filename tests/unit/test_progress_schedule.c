@@ -1,5 +1,6 @@
 /* mpilens-progress's test schedule (src/bench/progress/schedule.h): N = floor(size/interval) + 1
- * tests, cutting the computation into N + 1 slices as equal as integers allow. */
+ * tests, cutting the computation into N + 1 slices as equal as integers allow (even), or placed at
+ * its start, evenly, and at its end as seed 002 does (seed). */
 #include <stdint.h>
 
 #include "check.h"
@@ -84,11 +85,61 @@ static void check_large(void)
         }
 }
 
+/* The seed's placement, in 128-bit arithmetic. */
+static int64_t reference_seed(int64_t total, int64_t tests, int64_t k)
+{
+    if (tests <= 1)
+        return 0;
+    return (int64_t)((unsigned __int128)total * (unsigned __int128)k / (unsigned __int128)(tests - 1));
+}
+
+static void check_placements(void)
+{
+    /* the seed's example: 4096 bytes tested every 2048 bytes, N = 3: at 0%, 50% and 100% */
+    int64_t n = ml_tests_for(4096, 2048);
+    CHECK(n == 3);
+    CHECK(ml_test_at(1000, n, 0, ML_PLACE_SEED) == 0);
+    CHECK(ml_test_at(1000, n, 1, ML_PLACE_SEED) == 500);
+    CHECK(ml_test_at(1000, n, 2, ML_PLACE_SEED) == 1000);
+    /* even: the same three inside the computation, at its quarters */
+    CHECK(ml_test_at(1000, n, 0, ML_PLACE_EVEN) == 250);
+    CHECK(ml_test_at(1000, n, 1, ML_PLACE_EVEN) == 500);
+    CHECK(ml_test_at(1000, n, 2, ML_PLACE_EVEN) == 750);
+    /* one test: at the start (seed), in the middle (even); two: at both ends (seed) */
+    CHECK(ml_test_at(1000, 1, 0, ML_PLACE_SEED) == 0);
+    CHECK(ml_test_at(1000, 1, 0, ML_PLACE_EVEN) == 500);
+    CHECK(ml_test_at(1000, 2, 0, ML_PLACE_SEED) == 0 && ml_test_at(1000, 2, 1, ML_PLACE_SEED) == 1000);
+    /* every small schedule: exact, non-decreasing, from 0 to total; even is ml_slice_end */
+    for (int64_t total = 0; total <= 200; total++)
+        for (int64_t tests = 1; tests <= 30; tests++) {
+            int64_t prev = 0;
+            for (int64_t k = 0; k < tests; k++) {
+                int64_t at = ml_test_at(total, tests, k, ML_PLACE_SEED);
+                CHECK(at == reference_seed(total, tests, k));
+                CHECK(at >= prev && at <= total);
+                CHECK(ml_test_at(total, tests, k, ML_PLACE_EVEN) == ml_slice_end(total, tests, k));
+                prev = at;
+            }
+            CHECK(prev == (tests > 1 ? total : 0));
+        }
+    /* no overflow at the largest products */
+    const int64_t totals[] = {INT64_MAX, (int64_t)1 << 62, 3600000000000LL};
+    const int64_t tests[] = {2, 17, (int64_t)INT32_MAX + 1};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t t = 0; t < 3; t++) {
+            const int64_t ks[] = {0, 1, tests[t] / 2, tests[t] - 1};
+            for (size_t k = 0; k < 4; k++)
+                CHECK(ml_test_at(totals[i], tests[t], ks[k], ML_PLACE_SEED) ==
+                      reference_seed(totals[i], tests[t], ks[k]));
+        }
+}
+
 int main(void)
 {
     check_tests_for();
     check_small_cases();
     check_evenness();
     check_large();
+    check_placements();
     CHECK_DONE();
 }

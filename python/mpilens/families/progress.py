@@ -77,6 +77,10 @@ def _thread_modes(text: str) -> List[str]:
     return list(dict.fromkeys(modes))
 
 
+# Where mpilens-progress places the test strategy's tests (--test-placement): the default first.
+TEST_PLACEMENTS = ("even", "seed")
+
+
 def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
     group = add_study_options(sub, "progress")
     BENCHES.add_option(
@@ -108,6 +112,15 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
         "where the thread runs: shared (not bound: beside its rank's computation) and spare (a "
         "core no rank of the node is bound to; needs bound ranks and a free core), or all "
         "(default all)",
+    )
+    group.add_argument(
+        "--test-placement",
+        choices=TEST_PLACEMENTS,
+        default=TEST_PLACEMENTS[0],
+        help=(
+            "where the test strategy's N MPI_Test calls go in the computation: even (inside it, "
+            "at k/(N+1)) or seed (seed 002: at its start, evenly, and at its end) (default even)"
+        ),
     )
     group.add_argument(
         "--async",
@@ -188,6 +201,8 @@ def _program_args(
         words += ["--strategy", "none"]
     if args.sizes:
         words += ["--sizes", args.sizes]
+    if setting.name == NONE and args.test_placement != TEST_PLACEMENTS[0]:
+        words += ["--test-placement", args.test_placement]
     return words + program_tail(output, args.resume)
 
 

@@ -23,13 +23,14 @@ typedef struct {
     MPI_Comm comm; /* the measured messages; mpilens' own go on prog.sync */
 
     /* options */
-    const char *preset;
+    const char *preset, *test_placement_name;
     ml_list_t benches, ops, strategies, computes;
     ml_size_range_t sizes, intervals;
     int64_t budget_ns, interrupt_work_ns;
     long rate_hz, interrupt_rounds;
 
     /* the plan */
+    ml_placement_t test_placement; /* of the test strategy's tests (schedule.h), from --test-placement */
     int64_t size_values[ML_MAX_VALUES];
     size_t n_sizes;
     int64_t interval_values[ML_MAX_VALUES];
@@ -77,8 +78,8 @@ typedef struct {
 
 /* One repetition of a point: blocking, or start - compute t_b (time-based) or `units` of work
  * (work-based, c_ns: the same work timed alone just before) with the point's tests - wait. */
-void ml_point_once(const ml_comm_t *comm, const ml_point_t *pt, int64_t t_b, uint64_t units, int64_t c_ns,
-                   ml_rep_t *rep);
+void ml_point_once(const ml_comm_t *comm, const ml_point_t *pt, ml_placement_t placement, int64_t t_b, uint64_t units,
+                   int64_t c_ns, ml_rep_t *rep);
 
 /* Points of one size: blocking, then per kind of computation none, each test interval, test-best. */
 long ml_sweep_points(const ml_bench_t *b);

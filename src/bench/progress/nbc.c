@@ -82,7 +82,7 @@ static int once(nbc_t *n, const ml_point_t *pt, int go, ml_rep_t *rep, int64_t *
     if (!start.go)
         return -1;
     ml_comm_t comm = {n->op->start, n, 1};
-    ml_point_once(&comm, pt, n->t_b, n->units, c, rep);
+    ml_point_once(&comm, pt, n->b->test_placement, n->t_b, n->units, c, rep);
     int64_t mine[2] = {start.late, rep->o_ns}, max[2];
     MPI_Allreduce(mine, max, 2, MPI_INT64_T, MPI_MAX, n->b->prog.sync);
     *slowest = max[1];

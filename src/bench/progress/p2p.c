@@ -44,7 +44,7 @@ static void once(p2p_t *p, const ml_point_t *pt, ml_rep_t *rep)
     /* t_c just before: the workload alone, under the same conditions as the overlapped run */
     int64_t c = pt->work > 0 ? ml_compute_work(p->units) : 0;
     ml_handshake_lead(p->b->prog.sync, SERVER, ML_CMD_GO);
-    ml_point_once(&comm, pt, p->t_b, p->units, c, rep);
+    ml_point_once(&comm, pt, p->b->test_placement, p->t_b, p->units, c, rep);
 }
 
 /* Client: a warm-up repetition (connection set-up, first touch), then repetitions until the

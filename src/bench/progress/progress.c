@@ -68,6 +68,7 @@ static void plan(ml_bench_t *b)
     b->n_sizes = ml_geometric_series((int64_t)b->sizes.lo, (int64_t)b->sizes.hi, 2.0, b->size_values, ML_MAX_VALUES);
     b->n_intervals =
         ml_geometric_series((int64_t)b->intervals.lo, (int64_t)b->intervals.hi, 2.0, b->interval_values, ML_MAX_VALUES);
+    b->test_placement = strcmp(b->test_placement_name, "seed") == 0 ? ML_PLACE_SEED : ML_PLACE_EVEN;
 }
 
 /* ---- memory -------------------------------------------------------------------------------- */
@@ -213,6 +214,10 @@ int main(int argc, char **argv)
         {"intervals", ML_OPT_SIZE_RANGE, "MIN:MAX", "1K:256K", NULL,
          "test: every power of 2 from MIN to MAX bytes between tests (the seed's 2^10..2^18), 1 to 1G", &b.intervals, 0,
          0, NULL},
+        {"test-placement", ML_OPT_CHOICE, "even|seed", "even", "even,seed",
+         "test: where the N tests go in the computation: even (evenly inside it, at k/(N+1)) or seed (seed 002: at "
+         "its start, evenly, and at its end, k/(N-1))",
+         &b.test_placement_name, 0, 0, NULL},
         {"budget", ML_OPT_TIME, "TIME", "500ms", NULL,
          "with --reps auto: measure each point at most this long (0: no limit)", &b.budget_ns, 0, 0, NULL},
         {"interrupt-rate", ML_OPT_INT, "HZ", "8192", NULL, "interrupts: timer expirations per second, 1 to 100000",

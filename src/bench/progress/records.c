@@ -35,8 +35,10 @@ void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, con
     if (pt->work >= 0)
         ml_json_string(j, "compute", compute_name(pt->work));
     ml_json_string(j, "strategy", pt->strategy);
-    if (has_interval(pt))
+    if (has_interval(pt)) {
         ml_json_int(j, "interval_bytes", pt->interval);
+        ml_json_string(j, "test_placement", b->test_placement_name);
+    }
     if (ranks > 0)
         ml_json_int(j, "ranks", ranks);
     ml_json_string(j, "progress", b->setting.label);

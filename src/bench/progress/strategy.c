@@ -4,7 +4,6 @@
 
 #include "clock.h"
 #include "compute.h"
-#include "schedule.h"
 
 void ml_blocking_once(const ml_comm_t *comm, ml_rep_t *out)
 {
@@ -17,34 +16,40 @@ void ml_blocking_once(const ml_comm_t *comm, ml_rep_t *out)
     *out = (ml_rep_t){.mpi_ns = t, .ov_ns = t, .o_ns = t};
 }
 
-/* Computes `amount` cut into tests + 1 slices, testing the requests between slices; adds the
- * time inside the tests to *test_ns and returns the tests made. Time-based slices aim at the
- * slice ends of the computing time achieved so far, so that the kernel's small overshoot of
- * each slice does not add up over many tests. */
-static int64_t compute_tested(int work, int64_t amount, int64_t tests, MPI_Request *requests, int n, int64_t *test_ns)
+/* Computes from `done` up to `end` (ns or units) when end is beyond it; returns where the
+ * computation now is. Time-based, that is where the kernel got to: later tests aim at positions
+ * of the computing time achieved so far, so that the kernel's small overshoots do not add up
+ * over many tests. */
+static int64_t compute_until(int work, int64_t done, int64_t end)
+{
+    if (end <= done)
+        return done;
+    if (work) {
+        ml_compute_work((uint64_t)(end - done));
+        return end;
+    }
+    return done + ml_compute_time(end - done);
+}
+
+/* Computes `amount` with `tests` calls of MPI_Testall at the positions of `placement`; adds the
+ * time inside the tests to *test_ns. */
+static void compute_tested(int work, int64_t amount, int64_t tests, ml_placement_t placement, MPI_Request *requests,
+                           int n, int64_t *test_ns)
 {
     MPI_Status statuses[ML_MAX_REQUESTS]; /* MPICH's MPI_STATUSES_IGNORE trips gcc's bounds checks */
-    int64_t done = 0, made = 0;
-    for (int64_t k = 0; k <= tests; k++) {
-        int64_t end = ml_slice_end(amount, tests, k);
-        if (end > done && work) {
-            ml_compute_work((uint64_t)(end - done));
-            done = end;
-        } else if (end > done) {
-            done += ml_compute_time(end - done);
-        }
-        if (k == tests)
-            break;
+    int64_t done = 0;
+    for (int64_t k = 0; k < tests; k++) {
+        done = compute_until(work, done, ml_test_at(amount, tests, k, placement));
         int flag;
         int64_t t0 = ml_clock_ns();
         MPI_Testall(n, requests, &flag, statuses);
         *test_ns += ml_clock_ns() - t0;
-        made++;
     }
-    return made;
+    compute_until(work, done, amount);
 }
 
-void ml_overlapped_once(const ml_comm_t *comm, int work, int64_t amount, int64_t tests, int64_t c_ns, ml_rep_t *out)
+void ml_overlapped_once(const ml_comm_t *comm, int work, int64_t amount, int64_t tests, ml_placement_t placement,
+                        int64_t c_ns, ml_rep_t *out)
 {
     MPI_Request requests[ML_MAX_REQUESTS];
     MPI_Status statuses[ML_MAX_REQUESTS];
@@ -52,7 +57,8 @@ void ml_overlapped_once(const ml_comm_t *comm, int work, int64_t amount, int64_t
     int64_t t0 = ml_clock_ns();
     comm->start(comm->ctx, requests);
     int64_t t1 = ml_clock_ns();
-    out->tests = compute_tested(work, amount, tests, requests, comm->requests, &out->test_ns);
+    compute_tested(work, amount, tests, placement, requests, comm->requests, &out->test_ns);
+    out->tests = tests;
     int64_t t2 = ml_clock_ns();
     MPI_Waitall(comm->requests, requests, statuses);
     int64_t t3 = ml_clock_ns();

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "schedule.h"
 #include "stats.h"
 
 #define ML_MAX_REQUESTS 2
@@ -35,10 +36,11 @@ typedef struct {
  * (out->o_ns = mpi_ns = ov_ns = t_b). */
 void ml_blocking_once(const ml_comm_t *comm, ml_rep_t *out);
 
-/* Start; compute `amount` (ns when work is 0, units of the work kernel when 1) cut by `tests`
- * calls of MPI_Testall on the requests; wait. c_ns is the caller's measurement of the same
- * workload alone (work-based), from which t_o follows. */
-void ml_overlapped_once(const ml_comm_t *comm, int work, int64_t amount, int64_t tests, int64_t c_ns, ml_rep_t *out);
+/* Start; compute `amount` (ns when work is 0, units of the work kernel when 1) with `tests`
+ * calls of MPI_Testall on the requests placed as `placement` says (schedule.h); wait. c_ns is
+ * the caller's measurement of the same workload alone (work-based), from which t_o follows. */
+void ml_overlapped_once(const ml_comm_t *comm, int work, int64_t amount, int64_t tests, ml_placement_t placement,
+                        int64_t c_ns, ml_rep_t *out);
 
 /* The workload λ of the work-based computation (seed 002, §V-B3): units of the work kernel that
  * take target_ns alone (calibrated within 5%; at least one unit). */

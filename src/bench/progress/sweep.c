@@ -33,15 +33,15 @@ static size_t plan(const ml_bench_t *b, const char *bench, const char *op, int64
     return n;
 }
 
-void ml_point_once(const ml_comm_t *comm, const ml_point_t *pt, int64_t t_b, uint64_t units, int64_t c_ns,
-                   ml_rep_t *rep)
+void ml_point_once(const ml_comm_t *comm, const ml_point_t *pt, ml_placement_t placement, int64_t t_b, uint64_t units,
+                   int64_t c_ns, ml_rep_t *rep)
 {
     if (pt->work < 0) {
         ml_blocking_once(comm, rep);
         return;
     }
     int64_t tests = strcmp(pt->strategy, "test") == 0 ? ml_tests_for(pt->size, pt->interval) : 0;
-    ml_overlapped_once(comm, pt->work, pt->work ? (int64_t)units : t_b, tests, c_ns, rep);
+    ml_overlapped_once(comm, pt->work, pt->work ? (int64_t)units : t_b, tests, placement, c_ns, rep);
 }
 
 long ml_sweep_points(const ml_bench_t *b)
