@@ -28,6 +28,10 @@
 extern "C" {
 #endif
 
+/** \brief The name of the layer's thread (what top, ps -L and /proc/PID/task/TID/comm show;
+ * mpilens-progress counts that thread's context switches by it). */
+#define MPILENS_PROGRESS_THREAD_NAME "mpilens-prog"
+
 /** \brief What a libmpilens-progress function did: MPILENS_PROGRESS_OK, or why it failed. */
 typedef enum {
     MPILENS_PROGRESS_OK = 0,      /**< success */

@@ -239,6 +239,7 @@ _PARAM_STRINGS = (
     "kind",
     "app",
     "topology",
+    "test_placement",
 )
 PARAMS: Fields = {
     **dict.fromkeys(_PARAM_NUMBERS, NUMBER),
@@ -287,6 +288,7 @@ STATS: Fields = {
     "bytes": OBJECT,
     "comp": OBJECT,
     "sample": OBJECT,
+    "context_switches": OBJECT,
 }
 # Times, sizes, durations, percentages and rates are named by their unit: suffix -> unit.
 SUFFIX_UNITS = {

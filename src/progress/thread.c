@@ -58,6 +58,7 @@ int ml_progress_start(const ml_progress_spec_t *spec, char *why, size_t why_size
         return -1;
     }
     progress.running = 1;
+    pthread_setname_np(progress.thread, MPILENS_PROGRESS_THREAD_NAME); /* a name is a courtesy: no check */
     char fell_back[200];
     if (ml_progress_bind(progress.thread, spec->cpu, fell_back, sizeof fell_back) != 0) {
         ml_progress_say(1, "%s", fell_back);

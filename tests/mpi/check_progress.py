@@ -205,6 +205,25 @@ def check_interrupts(name, p):
     check(number(stats.get("per_interrupt_ns")), f"{name}: per_interrupt_ns {stats.get('per_interrupt_ns')}")
 
 
+def check_switches(name, p, want):
+    """Measured points: every rank's context switches by group (the client and the server for
+    p2p); libmpilens-progress's thread exactly when the layer is loaded."""
+    found = p["stats"].get("context_switches")
+    ranks = args.ranks if want["bench"] == "nbc" else 2
+    check(isinstance(found, dict), f"{name}: context_switches {found}")
+    if not isinstance(found, dict):
+        return
+    for group in ("rank", "progress_thread", "other_threads"):
+        counts = found.get(group)
+        if group == "progress_thread" and args.loaded == "no":
+            check(counts is None, f"{name}: a progress thread's switches without the layer: {counts}")
+            continue
+        check(isinstance(counts, dict) and all(
+            isinstance(counts.get(kind), list) and len(counts[kind]) == ranks
+            and all(isinstance(v, int) and v >= 0 for v in counts[kind])
+            for kind in ("voluntary", "involuntary")), f"{name}: context_switches.{group} {counts}")
+
+
 for key, want in expected:
     p = by_key.get(key)
     if not p:
@@ -213,6 +232,8 @@ for key, want in expected:
         check_interrupts(key, p)
         continue
     check_params(key, p, want)
+    if want["strategy"] != "test-best":
+        check_switches(key, p, want)
     blocking = blocking_of(want)
     t_b = blocking["stats"].get("t_b_ns") if blocking else None
     if want["strategy"] == "blocking":

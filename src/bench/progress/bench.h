@@ -13,6 +13,7 @@
 #include "program.h"
 #include "progress_setting.h"
 #include "strategy.h"
+#include "switches.h"
 
 #define FAMILY "progress"
 #define PROGRAM "mpilens-progress"
@@ -51,6 +52,13 @@ typedef struct {
 } ml_point_t;
 
 /* ---- records.c ---- */
+/* Each rank's context switches over a point (switches.h), gathered to rank 0 of comm: an array
+ * of its size there (free() it), NULL elsewhere. */
+ml_switches_t *ml_switches_gather(const ml_switches_t *mine, MPI_Comm comm);
+/* stats.context_switches: per group (rank, progress_thread, other_threads) the voluntary and
+ * involuntary switches of each rank over the point's repetitions, warm-up included;
+ * progress_thread null when no rank has libmpilens-progress's thread. */
+void ml_switches_json(ml_json_t *j, const ml_switches_t *ranks, int n);
 void ml_point_key(char *buf, size_t len, const ml_point_t *pt);
 /* Initialises j with a point record's opening: type, family, bench, key, every parameter
  * (ranks > 0 adds "ranks"), and opens "stats"; ml_program_point_end closes and writes it. */

@@ -194,7 +194,11 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
     ml_samples_t s = {0};
     ml_sample_t slowest = {0};
     long late;
+    ml_switches_t before, after;
+    ml_switches_read(&before);
     ml_stop_t reason = repeat(n, pt, &s, &slowest, &late);
+    ml_switches_read(&after);
+    ml_switches_t mine = ml_switches_since(&after, &before), *switches = ml_switches_gather(&mine, n->b->prog.sync);
     double *all = gather(n, &s), t_o = NAN;
     int ranks = n->b->prog.size;
     if (all) {
@@ -206,10 +210,12 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
         else
             overhead_stats(&j, pt, all, ranks, t_b, s.tests);
         ml_json_int(&j, "late_reps", late);
+        ml_switches_json(&j, switches, ranks);
         ml_json_sample(&j, "sample", &slowest, &n->b->prog.stop_rule, reason);
         ml_program_point_end(&n->b->prog, &j);
     }
     free(all);
+    free(switches);
     ml_samples_free(&s);
     ml_sample_free(&slowest);
     return t_o;

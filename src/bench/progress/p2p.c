@@ -5,6 +5,7 @@
  * its receive when the client starts its clock. Other ranks sleep until the end. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "bench.h"
 #include "compute.h"
@@ -15,6 +16,7 @@ enum { TAG_DATA = 1 };
 
 typedef struct {
     ml_bench_t *b;
+    MPI_Comm pair; /* the client and the server, for their context switches */
     int64_t size;
     int64_t t_b;    /* the computation of time-based points, ns */
     uint64_t units; /* work-based: the workload λ calibrated to t_b */
@@ -76,12 +78,19 @@ static void prepare(void *ctx, int work, double t_b)
 static double measure(void *ctx, const ml_point_t *pt, const char *key, double t_b)
 {
     p2p_t *p = ctx;
+    ml_switches_t before, after;
+    ml_switches_read(&before);
     if (p->b->prog.rank != CLIENT) {
         serve(p);
+        ml_switches_read(&after);
+        ml_switches_t mine = ml_switches_since(&after, &before);
+        ml_switches_gather(&mine, p->pair);
         return NAN;
     }
     ml_samples_t s = {0};
     ml_stop_t reason = lead(p, pt, &s);
+    ml_switches_read(&after);
+    ml_switches_t mine = ml_switches_since(&after, &before), *both = ml_switches_gather(&mine, p->pair);
     double t_o = ml_median(&s.o);
     ml_json_t j;
     ml_point_begin(&j, p->b, pt, key, 0);
@@ -90,9 +99,11 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
         ml_json_int(&j, "workload_units", (int64_t)p->units);
     if (pt->work >= 0)
         ml_samples_json(&j, &s, pt->work);
+    ml_switches_json(&j, both, 2);
     ml_json_sample(&j, "sample", &s.o, &p->b->prog.stop_rule, reason);
     ml_program_point_end(&p->b->prog, &j);
     ml_samples_free(&s);
+    free(both);
     return t_o;
 }
 
@@ -109,7 +120,7 @@ void ml_p2p_run(ml_bench_t *b)
     MPI_Comm pair;
     MPI_Comm_split(b->prog.sync, rank <= SERVER ? 0 : MPI_UNDEFINED, rank, &pair);
     if (rank <= SERVER) {
-        p2p_t p = {.b = b};
+        p2p_t p = {.b = b, .pair = pair};
         ml_sweep_t sweep = {&p, pair, 0, prepare, measure};
         for (size_t i = 0; i < b->n_sizes; i++) {
             p.size = b->size_values[i];

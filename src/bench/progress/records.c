@@ -46,6 +46,49 @@ void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, con
     ml_json_begin_object(j, "stats");
 }
 
+ml_switches_t *ml_switches_gather(const ml_switches_t *mine, MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int64_t words[ML_SWITCH_WORDS], *all = rank == 0 ? malloc(sizeof words * (size_t)size) : NULL;
+    ml_switches_t *ranks = rank == 0 ? malloc(sizeof *ranks * (size_t)size) : NULL;
+    if (rank == 0 && (!all || !ranks))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    ml_switches_pack(mine, words);
+    MPI_Gather(words, ML_SWITCH_WORDS, MPI_INT64_T, all, ML_SWITCH_WORDS, MPI_INT64_T, 0, comm);
+    for (int r = 0; ranks && r < size; r++)
+        ranks[r] = ml_switches_unpack(all + (size_t)r * ML_SWITCH_WORDS);
+    free(all);
+    return ranks;
+}
+
+void ml_switches_json(ml_json_t *j, const ml_switches_t *ranks, int n)
+{
+    static const char *const groups[ML_SWITCH_GROUPS] = {"rank", "progress_thread", "other_threads"};
+    int progress = 0;
+    for (int r = 0; r < n; r++)
+        progress |= ranks[r].has_progress;
+    ml_json_begin_object(j, "context_switches");
+    for (int g = 0; g < ML_SWITCH_GROUPS; g++) {
+        if (g == ML_SWITCH_PROGRESS && !progress) {
+            ml_json_null(j, groups[g]);
+            continue;
+        }
+        ml_json_begin_object(j, groups[g]);
+        ml_json_begin_array(j, "voluntary");
+        for (int r = 0; r < n; r++)
+            ml_json_int(j, NULL, ranks[r].group[g].voluntary);
+        ml_json_end_array(j);
+        ml_json_begin_array(j, "involuntary");
+        for (int r = 0; r < n; r++)
+            ml_json_int(j, NULL, ranks[r].group[g].involuntary);
+        ml_json_end_array(j);
+        ml_json_end_object(j);
+    }
+    ml_json_end_object(j);
+}
+
 void ml_samples_json(ml_json_t *j, const ml_samples_t *s, int work)
 {
     ml_json_double(j, "t_o_ns", ml_median(&s->o));

@@ -1,0 +1,36 @@
+/* Context switches of a rank's threads (seed 002, §V-B1a: a progress thread woken by every
+ * completion can cost many), read from Linux's /proc/self/task/<tid>/status
+ * (voluntary_ctxt_switches: the thread blocked or slept; nonvoluntary_ctxt_switches: it was
+ * preempted). Three groups: the thread that calls (the rank's MPI and computation thread),
+ * libmpilens-progress's thread (found by its name, MPILENS_PROGRESS_THREAD_NAME) and every other
+ * thread of the process (the MPI library's own: its asynchronous progress, its transports). */
+#ifndef MPILENS_PROGRESS_SWITCHES_H
+#define MPILENS_PROGRESS_SWITCHES_H
+
+#include <stdint.h>
+
+typedef struct {
+    int64_t voluntary, involuntary;
+} ml_switch_count_t;
+
+enum { ML_SWITCH_RANK, ML_SWITCH_PROGRESS, ML_SWITCH_OTHERS, ML_SWITCH_GROUPS };
+
+typedef struct {
+    ml_switch_count_t group[ML_SWITCH_GROUPS];
+    int has_progress; /* a thread of libmpilens-progress was found */
+} ml_switches_t;
+
+/* The switches of the process's threads so far, by group. Returns 0, or -1 when /proc cannot be
+ * read (not Linux): *out is then all zero. */
+int ml_switches_read(ml_switches_t *out);
+
+/* after - before, group by group; has_progress from after. */
+ml_switches_t ml_switches_since(const ml_switches_t *after, const ml_switches_t *before);
+
+/* The counts as 7 int64: voluntary and involuntary of each group, then has_progress (for
+ * gathering ranks' counts in one message), and back. */
+enum { ML_SWITCH_WORDS = 2 * ML_SWITCH_GROUPS + 1 };
+void ml_switches_pack(const ml_switches_t *s, int64_t words[ML_SWITCH_WORDS]);
+ml_switches_t ml_switches_unpack(const int64_t words[ML_SWITCH_WORDS]);
+
+#endif
