@@ -531,3 +531,31 @@ def test_negative_overhead_within_noise_is_valid():
     assert pg.measurements(run)[pg.Key("p2p", "work", pg.NONE, pg.NONE)][SIZES[-1]].nil
     assert pg.impossible_measures(run) == []
     assert not any("INVALID" in sentence for sentence in pg.diagnose(run))
+
+
+def switches(thread_voluntary, rank_involuntary):
+    """stats.context_switches of a 2-rank point with a progress thread (None: without)."""
+    group = lambda v, i: {"voluntary": list(v), "involuntary": list(i)}  # noqa: E731
+    return {"rank": group((3, 4), rank_involuntary),
+            "progress_thread": None if thread_voluntary is None
+            else group(thread_voluntary, (0, 0)),
+            "other_threads": group((0, 0), (0, 0))}
+
+
+def test_context_switches_per_repetition_of_the_thread_settings():
+    # 10 repetitions and the warm-up: 11. The sleeping thread blocked 220 and 330 times on the
+    # two ranks (at most 30 a repetition), the ranks were preempted 110 and 121 times (11).
+    sleeping = overhead_point("p2p", "time", MIB, 10_000.0, T_B[MIB], setting="thread:sleep:50")
+    sleeping["stats"]["context_switches"] = switches((220, 330), (110, 121))
+    smaller = overhead_point("p2p", "time", 256 * KIB, 5_000.0, T_B[256 * KIB],
+                             setting="thread:sleep:50")
+    smaller["stats"]["context_switches"] = switches((11, 11), (0, 0))
+    alone = overhead_point("p2p", "time", MIB, 100_000.0, T_B[MIB])
+    alone["stats"]["context_switches"] = switches(None, (0, 0))
+    run = pg.combine([progress_run("thread:sleep:50", [smaller, sleeping]),
+                      progress_run(pg.NONE, [alone])])
+    found = [s for s in pg.diagnose(run) if "context_switches" in s]
+    assert found == ["thread:sleep:50: per repetition of point-to-point at 1 MiB, the progress "
+                     "thread blocked 30 times (one wake-up each) and the computing thread was "
+                     "preempted 11 times (the most of any rank; stats.context_switches, seed "
+                     "§V-B1a)"]

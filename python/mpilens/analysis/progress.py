@@ -562,6 +562,75 @@ def _contrast_sentences(found: Found) -> List[str]:
     ]
 
 
+# --- context switches (seed §V-B1a) --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Context switches per repetition of one point, the most of any rank: how often the
+    progress thread blocked (each sleep or wait ends in one) and how often the rank's own thread,
+    which computes, was preempted."""
+
+    setting: str
+    operation: str
+    size: int
+    thread_blocked: float
+    rank_preempted: float
+
+
+def _most_per_repetition(group: object, kind: str, repetitions: int) -> Optional[float]:
+    counts = group.get(kind) if isinstance(group, dict) else None
+    if not isinstance(counts, list) or not counts:
+        return None
+    values = [record_number(value) for value in counts]
+    if any(value is None or value < 0 for value in values):
+        return None
+    return max(value for value in values if value is not None) / repetitions
+
+
+def switches_of(point: Record) -> Optional[Switches]:
+    """A time-based none point's switches, None without a progress thread's counts."""
+    params, stats = record_object(point, "params"), record_object(point, "stats")
+    found = stats.get("context_switches")
+    size = record_integer(params.get("size_bytes"))
+    operation = operation_of(point)
+    n = record_integer(record_object(stats, "sample").get("n"))
+    if not isinstance(found, dict) or size is None or operation is None or not n:
+        return None
+    repetitions = n + 1  # the warm-up repetition is counted too
+    blocked = _most_per_repetition(found.get("progress_thread"), "voluntary", repetitions)
+    preempted = _most_per_repetition(found.get("rank"), "involuntary", repetitions)
+    if blocked is None or preempted is None:
+        return None
+    setting = params.get("progress", NONE)
+    return Switches(str(setting), operation, size, blocked, preempted)
+
+
+def _switch_sentences(run: Run) -> List[str]:
+    """Per thread setting, at its largest point-to-point size (else a collective's): how often
+    its thread woke and how often that took the computation's core (seed §V-B1a: each costs
+    microseconds of CPU that no MPI call shows)."""
+    chosen: Dict[str, Switches] = {}
+    for point in run.points:
+        params = record_object(point, "params")
+        if params.get("strategy") != NONE or params.get("compute") != "time":
+            continue
+        found = switches_of(point)
+        if found is None or not is_thread(found.setting):
+            continue
+        best = chosen.get(found.setting)
+        rank = (found.operation == P2P, found.size)
+        if best is None or rank > (best.operation == P2P, best.size):
+            chosen[found.setting] = found
+    return [
+        f"{setting}: per repetition of {title(found.operation)} at {format_size(found.size)}, the "
+        f"progress thread blocked {found.thread_blocked:.0f} times (one wake-up each) and the "
+        f"computing thread was preempted {found.rank_preempted:.0f} times (the most of any rank; "
+        "stats.context_switches, seed §V-B1a)"
+        for setting, found in chosen.items()
+    ]
+
+
 # --- where the progress threads ran --------------------------------------------------------------
 
 
@@ -929,6 +998,7 @@ def diagnose(run: Run) -> List[str]:
         + _missing_baseline_sentences(found)
         + _overhead_sentences(found)
         + _contrast_sentences(found)
+        + _switch_sentences(run)
         + _placement_sentences(run)
         + _async_sentences(run, found)
         + _blocking_sentences(found)
