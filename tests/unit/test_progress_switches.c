@@ -2,7 +2,9 @@
  * a thread that sleeps N times blocks N times, a voluntary switch each. Three threads sleep 20
  * (the caller), 50 (one named as libmpilens-progress names its thread) and 30 times (an unnamed
  * one, as the MPI library's would be); each must land in its own group. A sleep may add a
- * switch or two (a wake-up that finds the core taken), never fewer. */
+ * switch or two (a wake-up that finds the core taken), never fewer. A thread that sleeps and
+ * ends between two snapshots takes its switches with it: no group may then count fewer than 0
+ * (a sum per group went down by that thread's count). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -44,11 +46,46 @@ static void check_within(const char *group, int64_t got, int at_least)
     }
 }
 
+static pthread_barrier_t alive, may_end; /* the ending thread: slept, then ends when told */
+
+static void *sleep_and_end(void *arg)
+{
+    (void)arg;
+    sleep_times(OTHER_SLEEPS);
+    pthread_barrier_wait(&alive);
+    pthread_barrier_wait(&may_end);
+    return NULL;
+}
+
+/* A thread that has slept is in the first snapshot and gone from the second: the groups other
+ * than the caller's count 0 between them (nothing else ran), not minus its count. */
+static void check_ended_thread(void)
+{
+    pthread_barrier_init(&alive, NULL, 2);
+    pthread_barrier_init(&may_end, NULL, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, sleep_and_end, NULL);
+    pthread_barrier_wait(&alive);
+    ml_switch_snapshot_t before, after;
+    CHECK(ml_switches_snapshot(&before) == 0);
+    CHECK(before.n == 2);
+    pthread_barrier_wait(&may_end);
+    pthread_join(t, NULL);
+    CHECK(ml_switches_snapshot(&after) == 0);
+    CHECK(after.n == 1);
+    ml_switches_t d = ml_switches_since(&after, &before);
+    CHECK(d.group[ML_SWITCH_OTHERS].voluntary == 0 && d.group[ML_SWITCH_OTHERS].involuntary == 0);
+    CHECK(d.group[ML_SWITCH_PROGRESS].voluntary == 0 && !d.has_progress);
+    CHECK(d.group[ML_SWITCH_RANK].voluntary >= 0 && d.group[ML_SWITCH_RANK].involuntary >= 0);
+    pthread_barrier_destroy(&alive);
+    pthread_barrier_destroy(&may_end);
+}
+
 int main(void)
 {
-    ml_switches_t before, after;
-    CHECK(ml_switches_read(&before) == 0);
-    CHECK(!before.has_progress);
+    check_ended_thread();
+    ml_switch_snapshot_t before, after;
+    CHECK(ml_switches_snapshot(&before) == 0);
     pthread_barrier_init(&both_read, NULL, 3);
     pthread_t progress, other;
     /* started before the first read's counts are taken as zero: a new thread starts at 0 */
@@ -58,7 +95,7 @@ int main(void)
     /* wait for both threads' sleeps without blocking: a yield that switches is involuntary */
     while (__atomic_load_n(&slept, __ATOMIC_ACQUIRE) < 2)
         sched_yield();
-    CHECK(ml_switches_read(&after) == 0);
+    CHECK(ml_switches_snapshot(&after) == 0);
     ml_switches_t d = ml_switches_since(&after, &before);
     CHECK(d.has_progress);
     check_within("rank", d.group[ML_SWITCH_RANK].voluntary, RANK_SLEEPS);

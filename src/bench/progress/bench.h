@@ -52,9 +52,9 @@ typedef struct {
 } ml_point_t;
 
 /* ---- records.c ---- */
-/* Each rank's context switches over a point (switches.h), gathered to rank 0 of comm: an array
- * of its size there (free() it), NULL elsewhere. */
-ml_switches_t *ml_switches_gather(const ml_switches_t *mine, MPI_Comm comm);
+/* Each rank's context switches since its snapshot before (switches.h), gathered to rank 0 of
+ * comm (collective): an array of its size there (free() it), NULL elsewhere. */
+ml_switches_t *ml_switches_gather(const ml_switch_snapshot_t *before, MPI_Comm comm);
 /* stats.context_switches: per group (rank, progress_thread, other_threads) the voluntary and
  * involuntary switches of each rank over the point's repetitions, warm-up included;
  * progress_thread null when no rank has libmpilens-progress's thread. */

@@ -194,11 +194,10 @@ static double measure(void *ctx, const ml_point_t *pt, const char *key, double t
     ml_samples_t s = {0};
     ml_sample_t slowest = {0};
     long late;
-    ml_switches_t before, after;
-    ml_switches_read(&before);
+    ml_switch_snapshot_t before;
+    ml_switches_snapshot(&before);
     ml_stop_t reason = repeat(n, pt, &s, &slowest, &late);
-    ml_switches_read(&after);
-    ml_switches_t mine = ml_switches_since(&after, &before), *switches = ml_switches_gather(&mine, n->b->prog.sync);
+    ml_switches_t *switches = ml_switches_gather(&before, n->b->prog.sync);
     double *all = gather(n, &s), t_o = NAN;
     int ranks = n->b->prog.size;
     if (all) {

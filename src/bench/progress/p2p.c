@@ -78,19 +78,16 @@ static void prepare(void *ctx, int work, double t_b)
 static double measure(void *ctx, const ml_point_t *pt, const char *key, double t_b)
 {
     p2p_t *p = ctx;
-    ml_switches_t before, after;
-    ml_switches_read(&before);
+    ml_switch_snapshot_t before;
+    ml_switches_snapshot(&before);
     if (p->b->prog.rank != CLIENT) {
         serve(p);
-        ml_switches_read(&after);
-        ml_switches_t mine = ml_switches_since(&after, &before);
-        ml_switches_gather(&mine, p->pair);
+        ml_switches_gather(&before, p->pair);
         return NAN;
     }
     ml_samples_t s = {0};
     ml_stop_t reason = lead(p, pt, &s);
-    ml_switches_read(&after);
-    ml_switches_t mine = ml_switches_since(&after, &before), *both = ml_switches_gather(&mine, p->pair);
+    ml_switches_t *both = ml_switches_gather(&before, p->pair);
     double t_o = ml_median(&s.o);
     ml_json_t j;
     ml_point_begin(&j, p->b, pt, key, 0);

@@ -46,8 +46,11 @@ void ml_point_begin(ml_json_t *j, const ml_bench_t *b, const ml_point_t *pt, con
     ml_json_begin_object(j, "stats");
 }
 
-ml_switches_t *ml_switches_gather(const ml_switches_t *mine, MPI_Comm comm)
+ml_switches_t *ml_switches_gather(const ml_switch_snapshot_t *before, MPI_Comm comm)
 {
+    ml_switch_snapshot_t after;
+    ml_switches_snapshot(&after);
+    ml_switches_t mine = ml_switches_since(&after, before);
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -55,7 +58,7 @@ ml_switches_t *ml_switches_gather(const ml_switches_t *mine, MPI_Comm comm)
     ml_switches_t *ranks = rank == 0 ? malloc(sizeof *ranks * (size_t)size) : NULL;
     if (rank == 0 && (!all || !ranks))
         MPI_Abort(MPI_COMM_WORLD, 2);
-    ml_switches_pack(mine, words);
+    ml_switches_pack(&mine, words);
     MPI_Gather(words, ML_SWITCH_WORDS, MPI_INT64_T, all, ML_SWITCH_WORDS, MPI_INT64_T, 0, comm);
     for (int r = 0; ranks && r < size; r++)
         ranks[r] = ml_switches_unpack(all + (size_t)r * ML_SWITCH_WORDS);

@@ -41,37 +41,46 @@ static int is_progress_thread(const char *tid)
     return found && strcmp(name, MPILENS_PROGRESS_THREAD_NAME) == 0;
 }
 
-int ml_switches_read(ml_switches_t *out)
+int ml_switches_snapshot(ml_switch_snapshot_t *out)
 {
-    memset(out, 0, sizeof *out);
+    out->n = 0;
     DIR *tasks = opendir("/proc/self/task");
     if (!tasks)
         return -1;
     long self = (long)syscall(SYS_gettid);
     struct dirent *e;
-    while ((e = readdir(tasks)) != NULL) {
-        if (e->d_name[0] == '.')
+    while ((e = readdir(tasks)) != NULL && out->n < ML_SWITCH_MAX_TASKS) {
+        ml_task_switches_t *t = &out->task[out->n];
+        if (e->d_name[0] == '.' || read_task(e->d_name, &t->count) != 0)
             continue;
-        ml_switch_count_t c = {0, 0};
-        if (read_task(e->d_name, &c) != 0)
-            continue;
-        int group = strtol(e->d_name, NULL, 10) == self ? ML_SWITCH_RANK
-                    : is_progress_thread(e->d_name)     ? ML_SWITCH_PROGRESS
-                                                        : ML_SWITCH_OTHERS;
-        out->has_progress |= group == ML_SWITCH_PROGRESS;
-        out->group[group].voluntary += c.voluntary;
-        out->group[group].involuntary += c.involuntary;
+        t->tid = strtol(e->d_name, NULL, 10);
+        t->group = t->tid == self                  ? ML_SWITCH_RANK
+                   : is_progress_thread(e->d_name) ? ML_SWITCH_PROGRESS
+                                                   : ML_SWITCH_OTHERS;
+        out->n++;
     }
     closedir(tasks);
     return 0;
 }
 
-ml_switches_t ml_switches_since(const ml_switches_t *after, const ml_switches_t *before)
+static const ml_task_switches_t *find_task(const ml_switch_snapshot_t *s, long tid)
 {
-    ml_switches_t d = {.has_progress = after->has_progress};
-    for (int g = 0; g < ML_SWITCH_GROUPS; g++) {
-        d.group[g].voluntary = after->group[g].voluntary - before->group[g].voluntary;
-        d.group[g].involuntary = after->group[g].involuntary - before->group[g].involuntary;
+    for (int i = 0; i < s->n; i++)
+        if (s->task[i].tid == tid)
+            return &s->task[i];
+    return NULL;
+}
+
+ml_switches_t ml_switches_since(const ml_switch_snapshot_t *after, const ml_switch_snapshot_t *before)
+{
+    ml_switches_t d;
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i < after->n; i++) {
+        const ml_task_switches_t *now = &after->task[i], *then = find_task(before, now->tid);
+        ml_switch_count_t *g = &d.group[now->group];
+        g->voluntary += now->count.voluntary - (then ? then->count.voluntary : 0);
+        g->involuntary += now->count.involuntary - (then ? then->count.involuntary : 0);
+        d.has_progress |= now->group == ML_SWITCH_PROGRESS;
     }
     return d;
 }

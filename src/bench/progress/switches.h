@@ -20,12 +20,27 @@ typedef struct {
     int has_progress; /* a thread of libmpilens-progress was found */
 } ml_switches_t;
 
-/* The switches of the process's threads so far, by group. Returns 0, or -1 when /proc cannot be
- * read (not Linux): *out is then all zero. */
-int ml_switches_read(ml_switches_t *out);
+/* Each thread's counts at one moment. Differences are taken thread by thread: a sum per group
+ * would go down when a thread ends between two snapshots (its switches leave the sum). */
+enum { ML_SWITCH_MAX_TASKS = 256 }; /* threads beyond it are not counted */
+typedef struct {
+    long tid;
+    int group;
+    ml_switch_count_t count;
+} ml_task_switches_t;
+typedef struct {
+    int n;
+    ml_task_switches_t task[ML_SWITCH_MAX_TASKS];
+} ml_switch_snapshot_t;
 
-/* after - before, group by group; has_progress from after. */
-ml_switches_t ml_switches_since(const ml_switches_t *after, const ml_switches_t *before);
+/* The switches of the process's threads so far. Returns 0, or -1 when /proc cannot be read (not
+ * Linux): the snapshot is then empty. */
+int ml_switches_snapshot(ml_switch_snapshot_t *out);
+
+/* The switches between two snapshots, by group: a thread's count minus its count in before (0
+ * for a thread started since); a thread ended since counts nothing. has_progress: a thread of
+ * libmpilens-progress is in after. */
+ml_switches_t ml_switches_since(const ml_switch_snapshot_t *after, const ml_switch_snapshot_t *before);
 
 /* The counts as 7 int64: voluntary and involuntary of each group, then has_progress (for
  * gathering ranks' counts in one message), and back. */
