@@ -39,6 +39,15 @@ class Run:
     points: List[Record] = field(default_factory=list)
     notes: List[Record] = field(default_factory=list)
     members: List[Run] = field(default_factory=list)
+    # What analyses derived from the records, by a key of their own (e.g. overlap's grids, which
+    # a report asks for some 200 times): the records are not changed once loaded.
+    derived: Dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """compute()'s value, computed once per run and key."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        return self.derived[key]
 
     @property
     def family(self) -> str:

@@ -385,7 +385,14 @@ def _placed(point: Record, key: str) -> bool:
 def grid(run: Run, bench: str, checked_by_control: bool = True) -> Grid:
     """The map of one benchmark; reference benchmarks (ref-*) have none. Its points are checked
     against the rules of validity (docs/overlap.md), the blocking control's among them unless
-    checked_by_control is False (the control's own map, when it is the one checking)."""
+    checked_by_control is False (the control's own map, when it is the one checking). Computed
+    once per run."""
+    return run.memo(
+        ("overlap.grid", bench, checked_by_control), lambda: _grid(run, bench, checked_by_control)
+    )
+
+
+def _grid(run: Run, bench: str, checked_by_control: bool) -> Grid:
     if bench not in BENCHES:
         raise MpilensError(
             f'"{bench}" is not an overlap benchmark with a map; those are: ' + ", ".join(BENCHES)
@@ -505,6 +512,10 @@ class ControlVerdict:
 
 
 def control_verdict(run: Run) -> ControlVerdict:
+    return run.memo("overlap.control_verdict", lambda: _control_verdict(run))
+
+
+def _control_verdict(run: Run) -> ControlVerdict:
     if not run.points_of(CONTROL):
         return ControlVerdict(None, {})
     g = grid(run, CONTROL, checked_by_control=False)
