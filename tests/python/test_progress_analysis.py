@@ -559,3 +559,26 @@ def test_context_switches_per_repetition_of_the_thread_settings():
                      "thread blocked 30 times (one wake-up each) and the computing thread was "
                      "preempted 11 times (the most of any rank; stats.context_switches, seed "
                      "§V-B1a)"]
+
+
+def test_the_diagnosis_names_where_the_tests_went():
+    def placed(placement):
+        found = overhead_point("p2p", "time", MIB, 9_000.0, T_B[MIB], interval=256 * KIB)
+        if placement is not None:
+            found["params"]["test_placement"] = placement
+        return found
+
+    def sentence(*points):
+        found = [s for s in pg.diagnose(progress_run(pg.NONE, list(points)))
+                 if s.startswith("MPI_Test calls")]
+        return found[0] if found else None
+
+    untested = overhead_point("p2p", "time", MIB, 9_000.0, T_B[MIB])
+    assert sentence(untested) is None
+    # results of mpilens 0.2 and before do not record it: their tests were even
+    assert sentence(placed(None)) == sentence(placed("even"))
+    assert "k/(N+1)" in sentence(placed("even")) and "seed 002" not in sentence(placed("even"))
+    seed = sentence(placed("seed"))
+    assert "seed 002" in seed and "k/(N-1)" in seed and "--test-placement seed" in seed
+    both = sentence(placed("even"), placed("seed"))
+    assert "--test-placement even" in both and "--test-placement seed" in both

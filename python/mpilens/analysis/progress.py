@@ -631,6 +631,32 @@ def _switch_sentences(run: Run) -> List[str]:
     ]
 
 
+# Where the N tests of the test strategies went in the computation (--test-placement), in words.
+TEST_PLACEMENT_TEXT = {
+    "even": "evenly inside the computation, test k of N at k/(N+1) of it (--test-placement even)",
+    "seed": "as seed 002 places them, at the computation's start, evenly, and at its end, test k "
+    "of N at k/(N-1) of it (--test-placement seed)",
+}
+
+
+def _test_placement_sentences(run: Run) -> List[str]:
+    """Where the MPI_Test calls of the test strategies went: the run's test_placement, `even` in
+    results written before it was recorded."""
+    placements = sorted(
+        {
+            str(record_object(point, "params").get("test_placement", "even"))
+            for point in run.points
+            if record_object(point, "params").get("strategy") in (TEST, TEST_BEST)
+        }
+    )
+    if not placements:
+        return []
+    return [
+        "MPI_Test calls of the test strategies: "
+        + "; in other points, ".join(TEST_PLACEMENT_TEXT.get(p, f"placed {p}") for p in placements)
+    ]
+
+
 # --- where the progress threads ran --------------------------------------------------------------
 
 
@@ -999,6 +1025,7 @@ def diagnose(run: Run) -> List[str]:
         + _overhead_sentences(found)
         + _contrast_sentences(found)
         + _switch_sentences(run)
+        + _test_placement_sentences(run)
         + _placement_sentences(run)
         + _async_sentences(run, found)
         + _blocking_sentences(found)
