@@ -18,7 +18,7 @@
  * its own, never touching the program's requests. It is configured by the environment,
  *
  *     MPILENS_PROGRESS=MODE[,cpu=N|cpu=spare]
- *     MODE: off | poll | yield | sleep:US | rt[:US]
+ *     MODE: off | poll | yield | sleep:US | rt[:US] | event[:US]
  *
  * or, before MPI_Init, by mpilens_progress_configure() with the same text. */
 #ifndef MPILENS_PROGRESS_H
@@ -48,13 +48,15 @@ mpilens_progress_status_t mpilens_progress_configure(const char *spec);
 
 /** \brief What the layer is doing, as mpilens_progress_info() reports it. */
 typedef struct {
-    int running;              /**< the thread is running now */
-    char mode[16];            /**< off, poll, yield, sleep, rt */
-    long interval_us;         /**< sleep and rt: the pause between polls */
-    int cpu;                  /**< the processing unit the thread is bound to, or -1 */
-    int realtime;             /**< rt: SCHED_FIFO was granted */
-    unsigned long long polls; /**< progress calls made so far */
-    char reason[160];         /**< why there is no thread, or why a setting fell back ("" if none) */
+    int running;               /**< the thread is running now */
+    char mode[16];             /**< off, poll, yield, sleep, rt, event */
+    long interval_us;          /**< sleep and rt: the pause between polls; event: the longest wait (0: none) */
+    int cpu;                   /**< the processing unit the thread is bound to, or -1 */
+    int realtime;              /**< rt: SCHED_FIFO was granted */
+    unsigned long long polls;  /**< progress calls made so far */
+    char reason[160];          /**< why there is no thread, or why a setting fell back ("" if none) */
+    unsigned long long events; /**< event: wake-ups by one of the library's descriptors (not the timer) */
+    int descriptors;           /**< event: the library's descriptors watched now */
 } mpilens_progress_info_t;
 
 /** \brief What the layer is doing, at any time (polls is read without stopping the thread).

@@ -186,6 +186,7 @@ PROGRESS_LIBRARY: Fields = {
     "interval_us": NUMBER,
     "cpu": NUMBER,
     "realtime": BOOL,
+    "descriptors": NUMBER,
     "reason": STRING,
     "running_per_rank": BOOLS,
     "cpu_per_rank": NUMBERS,

@@ -57,7 +57,7 @@ static void make_label(ml_setting_t *s)
     l[0] = '\0';
     if (s->running) {
         appendf(l, len, "thread:%s", s->mode);
-        if (strcmp(s->mode, "sleep") == 0 || strcmp(s->mode, "rt") == 0)
+        if (strcmp(s->mode, "sleep") == 0 || strcmp(s->mode, "rt") == 0 || strcmp(s->mode, "event") == 0)
             appendf(l, len, ":%ld", s->interval_us);
         if (s->cpu >= 0)
             appendf(l, len, ",cpu=%d", s->cpu);
@@ -88,6 +88,7 @@ void ml_setting_find(ml_setting_t *s, int thread_level)
         s->interval_us = info.interval_us;
         s->cpu = info.running ? info.cpu : -1;
         s->realtime = info.realtime;
+        s->descriptors = info.descriptors;
         snprintf(s->reason, sizeof s->reason, "%s", info.reason);
     }
     make_label(s);
@@ -126,6 +127,7 @@ static void setting_json(const ml_setting_t *s, ml_json_t *j)
         ml_json_int(j, "interval_us", s->interval_us);
         ml_json_int(j, "cpu", s->cpu);
         ml_json_bool(j, "realtime", s->realtime);
+        ml_json_int(j, "descriptors", s->descriptors);
         ml_json_string(j, "reason", s->reason);
         ml_json_begin_array(j, "running_per_rank");
         for (int r = 0; r < size; r++)

@@ -16,6 +16,7 @@ typedef struct {
     long interval_us;
     int cpu; /* rank 0's thread's processing unit, -1 when unbound or without a thread */
     int realtime;
+    int descriptors; /* event: the library's descriptors rank 0's thread watches */
     char reason[160];
     int thread_level; /* provided by MPI_Init_thread */
     char label[192];  /* one comparable text, recorded in every point: "none", "thread:yield,cpu=1",

@@ -10,13 +10,16 @@
 #include "layer.h"
 #include "layer_say.h"
 
-#define MODES "off, poll, yield, sleep:US, rt[:US]"
+#define MODES "off, poll, yield, sleep:US, rt[:US], event[:US]"
 /* rt polls after each pause: SCHED_FIFO without pauses would take the core from the computation */
 #define RT_DEFAULT_US 100
+/* event wakes on the library's descriptors, and at the latest after this (what shared memory
+ * messages, which have none, wait for) */
+#define EVENT_DEFAULT_US 1000
 /* a pause beyond a second is not progress any more */
 #define MAX_INTERVAL_US 1000000L
 
-static const char *const mode_names[] = {"off", "poll", "yield", "sleep", "rt"};
+static const char *const mode_names[] = {"off", "poll", "yield", "sleep", "rt", "event"};
 
 static char configured[128];
 static int has_configured, frozen;
@@ -24,6 +27,8 @@ static int has_configured, frozen;
 const char *ml_progress_mode_name(ml_progress_mode_t mode) { return mode_names[mode]; }
 
 void ml_progress_freeze(void) { frozen = 1; }
+
+long ml_progress_event_fallback_us(long interval_us) { return interval_us > 0 ? interval_us : EVENT_DEFAULT_US; }
 
 void ml_progress_say(int once, const char *fmt, ...)
 {
@@ -61,16 +66,19 @@ static int parse_mode(const char *text, const char *end, ml_progress_spec_t *spe
         return -1;
     }
     spec->mode = (ml_progress_mode_t)m;
-    spec->interval_us = spec->mode == MODE_RT ? RT_DEFAULT_US : 0;
-    int timed = spec->mode == MODE_SLEEP || spec->mode == MODE_RT;
+    spec->interval_us = spec->mode == MODE_RT ? RT_DEFAULT_US : spec->mode == MODE_EVENT ? EVENT_DEFAULT_US : 0;
+    int timed = spec->mode == MODE_SLEEP || spec->mode == MODE_RT || spec->mode == MODE_EVENT;
     if (spec->mode == MODE_SLEEP && !colon) {
         snprintf(why, why_size, "sleep needs its pause in microseconds, as in sleep:50");
         return -1;
     }
-    if (colon && (!timed || whole_number(colon + 1, end, 1, MAX_INTERVAL_US, &spec->interval_us) != 0)) {
+    /* event:0 waits for descriptors only, with no timer */
+    long least = spec->mode == MODE_EVENT ? 0 : 1;
+    if (colon && (!timed || whole_number(colon + 1, end, least, MAX_INTERVAL_US, &spec->interval_us) != 0)) {
         snprintf(why, why_size, "\"%.*s\": %s", (int)n, text,
-                 timed ? "the pause must be a whole number of microseconds, 1 to 1000000"
-                       : "only sleep and rt take a pause");
+                 !timed                     ? "only sleep, rt and event take a pause"
+                 : spec->mode == MODE_EVENT ? "the longest wait must be a whole number of microseconds, 0 to 1000000"
+                                            : "the pause must be a whole number of microseconds, 1 to 1000000");
         return -1;
     }
     return 0;

@@ -20,9 +20,14 @@ static void say_started(const ml_progress_spec_t *spec)
 {
     mpilens_progress_info_t info;
     ml_progress_state(&info);
-    char timing[32] = "", where[32] = "not bound";
+    char timing[96] = "", where[32] = "not bound";
     if (spec->mode == MODE_SLEEP || spec->mode == MODE_RT)
         snprintf(timing, sizeof timing, ", %ld us between polls", spec->interval_us);
+    else if (spec->mode == MODE_EVENT && spec->interval_us > 0)
+        snprintf(timing, sizeof timing, ", woken by %d descriptors or after %ld us", info.descriptors,
+                 spec->interval_us);
+    else if (spec->mode == MODE_EVENT)
+        snprintf(timing, sizeof timing, ", woken by %d descriptors only", info.descriptors);
     if (info.cpu >= 0)
         snprintf(where, sizeof where, "on cpu %d", info.cpu);
     ml_progress_say(1, "progress thread started: %s%s%s, %s (rank 0)", info.mode, timing,
@@ -49,6 +54,13 @@ void ml_progress_start_layer(int provided)
         return;
     }
     char placed[240];
+    if (spec.mode == MODE_EVENT) {
+        ml_progress_events_choose(&spec, placed, sizeof placed);
+        if (placed[0]) {
+            ml_progress_say(1, "%s", placed);
+            ml_progress_note(placed);
+        }
+    }
     spec.cpu = ml_progress_choose_cpu(spec.cpu, placed, sizeof placed);
     if (placed[0]) {
         ml_progress_say(1, "%s", placed);
@@ -62,9 +74,13 @@ void ml_progress_start_layer(int provided)
     say_started(&spec);
 }
 
-/* MPILENS_PROGRESS=off leaves the thread level as the program asked. */
+/* Just before MPI_Init: MPILENS_PROGRESS=off leaves the thread level as the program asked; event
+ * notes the descriptors open now, which are not the library's. */
 int ml_progress_thread_level(int required)
 {
     char why[240];
-    return ml_progress_wanted(why, sizeof why).mode == MODE_OFF ? required : MPI_THREAD_MULTIPLE;
+    ml_progress_mode_t mode = ml_progress_wanted(why, sizeof why).mode;
+    if (mode == MODE_EVENT)
+        ml_progress_events_before_init();
+    return mode == MODE_OFF ? required : MPI_THREAD_MULTIPLE;
 }

@@ -11,13 +11,13 @@
 
 #include "mpilens/progress.h"
 
-typedef enum { MODE_OFF, MODE_POLL, MODE_YIELD, MODE_SLEEP, MODE_RT } ml_progress_mode_t;
+typedef enum { MODE_OFF, MODE_POLL, MODE_YIELD, MODE_SLEEP, MODE_RT, MODE_EVENT } ml_progress_mode_t;
 
 enum { CPU_ANY = -1, CPU_SPARE = -2 };
 
 typedef struct {
     ml_progress_mode_t mode;
-    long interval_us; /* sleep and rt: the pause between polls */
+    long interval_us; /* sleep and rt: the pause between polls; event: the longest wait (0: none) */
     int cpu;          /* a processing unit (OS index), CPU_SPARE or CPU_ANY */
 } ml_progress_spec_t;
 
@@ -29,6 +29,8 @@ int ml_progress_parse(const char *text, ml_progress_spec_t *spec, char *why, siz
  * that cannot be read gives mode off, with the reason in `why`. */
 ml_progress_spec_t ml_progress_wanted(char *why, size_t why_size);
 const char *ml_progress_mode_name(ml_progress_mode_t mode);
+/* The pause of the sleep mode event falls back to: its longest wait, or the default for event:0. */
+long ml_progress_event_fallback_us(long interval_us);
 /* Marks the configuration as fixed (MPI_Init ran). */
 void ml_progress_freeze(void);
 
@@ -45,6 +47,24 @@ int ml_progress_choose_cpu(int cpu, char *why, size_t why_size);
 int ml_progress_bind(pthread_t thread, int cpu, char *why, size_t why_size);
 /* Gives `thread` SCHED_FIFO at the lowest real-time priority; returns 0 or -1 with the reason. */
 int ml_progress_realtime(pthread_t thread, char *why, size_t why_size);
+
+/* ---- the event mode's wait (events.c) ------------------------------------------------------------ */
+
+/* Before MPI_Init: notes the descriptors open then, which are not the library's. */
+void ml_progress_events_before_init(void);
+/* After MPI_Init: watches the sockets, event fds and epoll sets opened since; returns how many,
+ * or -1 with the reason when there is none to watch. */
+int ml_progress_events_open(char *why, size_t why_size);
+/* Blocks until a watched descriptor has news or timeout_us passed (0: no timeout); returns 1 when
+ * a descriptor woke it. Looks for new descriptors after wake-ups. Thread only. */
+int ml_progress_events_wait(long timeout_us);
+int ml_progress_events_watched(void);
+/* Ends the thread's wait at once (to stop it). */
+void ml_progress_events_interrupt(void);
+void ml_progress_events_close(void);
+/* Event mode at MPI_Init (collective over MPI_COMM_WORLD): keeps it when the library has
+ * descriptors to wait on, else turns *spec into sleep, with the reason in `why`. */
+void ml_progress_events_choose(ml_progress_spec_t *spec, char *why, size_t why_size);
 
 /* ---- the thread (thread.c) ------------------------------------------------------------------------ */
 

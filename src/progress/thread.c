@@ -1,7 +1,8 @@
 /* The progress thread: MPI_Iprobe on the layer's own communicator, in a loop shaped by the mode:
- * back to back (poll), giving the core away after each call (yield), or pausing (sleep, and rt at
- * a real-time priority: MPI offers no blocking wait for network events, so a timer stands in for
- * the seed's interrupt, and each expiry preempts the computation at once). */
+ * back to back (poll), giving the core away after each call (yield), pausing (sleep, and rt at
+ * a real-time priority, where each expiry preempts the computation at once), or blocked until
+ * one of the MPI library's descriptors has news (event, events.c: the seed's interrupt-driven
+ * thread). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@ static struct {
     MPI_Comm comm;
     pthread_t thread;
     int running, realtime, stop;
-    unsigned long long polls;
+    unsigned long long polls, events;
     char reason[160];
 } progress = {.comm = MPI_COMM_NULL};
 
@@ -43,6 +44,8 @@ static void *progress_loop(void *unused)
             sched_yield();
         else if (progress.spec.mode == MODE_SLEEP || progress.spec.mode == MODE_RT)
             pause_us(progress.spec.interval_us);
+        else if (progress.spec.mode == MODE_EVENT && ml_progress_events_wait(progress.spec.interval_us))
+            __atomic_add_fetch(&progress.events, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -81,9 +84,12 @@ void ml_progress_stop(void)
     if (!progress.running)
         return;
     __atomic_store_n(&progress.stop, 1, __ATOMIC_RELEASE);
+    if (progress.spec.mode == MODE_EVENT)
+        ml_progress_events_interrupt();
     pthread_join(progress.thread, NULL);
     progress.running = 0;
     PMPI_Comm_free(&progress.comm);
+    ml_progress_events_close();
 }
 
 void ml_progress_state(mpilens_progress_info_t *info)
@@ -95,5 +101,7 @@ void ml_progress_state(mpilens_progress_info_t *info)
     info->cpu = progress.spec.cpu < 0 ? -1 : progress.spec.cpu;
     info->realtime = progress.realtime;
     info->polls = __atomic_load_n(&progress.polls, __ATOMIC_RELAXED);
+    info->events = __atomic_load_n(&progress.events, __ATOMIC_RELAXED);
+    info->descriptors = progress.spec.mode == MODE_EVENT ? ml_progress_events_watched() : 0;
     snprintf(info->reason, sizeof info->reason, "%s", progress.reason);
 }

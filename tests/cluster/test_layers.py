@@ -50,7 +50,9 @@ def test_piggyback_verified_across_nodes(cluster, flavour, method, program, tmp_
     ("off", {}),
     ("on", {"MPILENS_PROGRESS": "poll"}),
     ("on", {"MPILENS_PROGRESS": "yield"}),
-], ids=["no-layer", "poll", "yield"])
+    # no timer: only a descriptor of the library's can wake the thread during the computation
+    ("on", {"MPILENS_PROGRESS": "event:0"}),
+], ids=["no-layer", "poll", "yield", "event"])
 def test_progress_moves_a_rendezvous_between_nodes(cluster, flavour, expect, settings,
                                                    tmp_path):
     """progress_rendezvous with its two ranks on two nodes: the 4 MiB send completes during the
@@ -62,3 +64,16 @@ def test_progress_moves_a_rendezvous_between_nodes(cluster, flavour, expect, set
                         ROOT / "build" / flavour / "tests" / "progress_rendezvous", expect],
                        cwd=tmp_path)
     assert re.search(r"^passed", done.stdout + done.stderr, re.M), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_progress_event_mode_is_woken_by_the_network(cluster, flavour, ranks, tmp_path):
+    """event across nodes: the thread watches descriptors the library opened at MPI_Init and is
+    woken by them when messages cross from the other node (test_progress_api checks both through
+    mpilens_progress_info: events counts descriptor wake-ups only)."""
+    done = cluster.run([*cluster.srun(flavour, ranks=ranks, nodes=2),
+                        ROOT / "build" / flavour / "tests" / "test_progress_api", "event:0"],
+                       cwd=tmp_path)
+    assert re.search(r"^passed", done.stdout, re.M), done.stdout + done.stderr
+    assert re.search(r"progress thread started: event, woken by \d+ descriptors only",
+                     done.stderr), done.stderr

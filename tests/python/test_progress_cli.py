@@ -91,8 +91,11 @@ def progress(fake: dict, *argv: str, env: dict = None):
 
 @pytest.mark.parametrize("argv,message", [
     (("--threads", "poll,spin"), 'argument --threads: invalid thread mode "spin" in "poll,spin": '
-                                 "expected poll, yield, sleep:US, rt or rt:US"),
+                                 "expected poll, yield, sleep:US, rt, rt:US, event or event:US"),
     (("--threads", "sleep:0"), 'argument --threads: invalid thread mode "sleep:0"'),
+    # the library refuses pauses and waits above a second: refused before anything runs
+    (("--threads", "sleep:1000001"), 'argument --threads: invalid thread mode "sleep:1000001"'),
+    (("--threads", "event:1000001"), 'argument --threads: invalid thread mode "event:1000001"'),
     (("--placement", "near"), 'argument --placement: unknown placement "near": choose '
                               "from shared, spare, all"),
     (("--bench", "p2p,ring"), 'argument --bench: unknown benchmark "ring"'),
@@ -108,10 +111,10 @@ def test_bad_input_launches_nothing(fake, tmp_path, argv, message):
 
 def test_each_setting_runs_with_its_variables(fake, tmp_path):
     out = tmp_path / "run"
-    done = progress(fake, "--threads", "poll,sleep:50", "--no-overlap", "--output", str(out))
+    done = progress(fake, "--threads", "poll,sleep:50,event:0", "--no-overlap", "--output", str(out))
     assert done.returncode == 0, done.stderr
     made = logged_calls(fake)
-    assert [call["program"] for call in made] == ["mpilens-progress"] * 6
+    assert [call["program"] for call in made] == ["mpilens-progress"] * 8
     envs = [call["env"] for call in made]
     library = str(fake["lib"] / "libmpilens-progress.so")
     assert envs == [{},
@@ -119,6 +122,8 @@ def test_each_setting_runs_with_its_variables(fake, tmp_path):
                     {"LD_PRELOAD": library, "MPILENS_PROGRESS": "poll,cpu=spare"},
                     {"LD_PRELOAD": library, "MPILENS_PROGRESS": "sleep:50"},
                     {"LD_PRELOAD": library, "MPILENS_PROGRESS": "sleep:50,cpu=spare"},
+                    {"LD_PRELOAD": library, "MPILENS_PROGRESS": "event:0"},
+                    {"LD_PRELOAD": library, "MPILENS_PROGRESS": "event:0,cpu=spare"},
                     {"OMPI_MCA_btl_tcp_progress_thread": "1"}]
     baseline, *others = [call["args"] for call in made]
     # the library alone: every strategy and the interrupt cost; the others: strategy none only
@@ -128,7 +133,9 @@ def test_each_setting_runs_with_its_variables(fake, tmp_path):
         assert args[args.index("--strategy") + 1] == "none"
         assert args[args.index("--bench") + 1] == "p2p,nbc"
     names = sorted(path.name for path in out.glob("*.jsonl"))
-    assert names == ["progress-async.jsonl", "progress-none.jsonl", "progress-thread-poll-spare.jsonl",
+    assert names == ["progress-async.jsonl", "progress-none.jsonl",
+                     "progress-thread-event0-spare.jsonl", "progress-thread-event0.jsonl",
+                     "progress-thread-poll-spare.jsonl",
                      "progress-thread-poll.jsonl", "progress-thread-sleep50-spare.jsonl",
                      "progress-thread-sleep50.jsonl"]
     assert (out / "report.html").exists()

@@ -37,9 +37,13 @@ from .overlap import FAMILY as OVERLAP
 
 PROGRESS_LIBRARY = "mpilens-progress"
 NONE = "none"
-THREAD_MODE = re.compile(r"^(poll|yield|sleep:[1-9][0-9]{0,6}|rt(:[1-9][0-9]{0,6})?)$")
+THREAD_MODE = re.compile(
+    r"^(poll|yield|sleep:[1-9][0-9]{0,6}|rt(:[1-9][0-9]{0,6})?|event(:[0-9]{1,7})?)$"
+)
+# The longest pause or wait libmpilens-progress takes, in microseconds (event:0: no timer).
+MAX_PAUSE_US = 1_000_000
 PLACEMENTS = Names(("shared", "spare"), "placement", "shared,spare")
-DEFAULT_THREADS = "poll,yield,sleep:50"
+DEFAULT_THREADS = "poll,yield,sleep:50,event"
 PROGRAM = "mpilens-progress"
 BENCHES = Names(program_options.choices(PROGRAM, "bench"), "benchmark", "p2p,nbc")
 OPS = Names(analysis.OPS, "collective", "iallreduce,ibcast")
@@ -69,10 +73,11 @@ def _thread_modes(text: str) -> List[str]:
     if modes == [NONE]:
         return []
     for mode in modes:
-        if not THREAD_MODE.match(mode):
+        if not THREAD_MODE.match(mode) or int(mode.partition(":")[2] or 0) > MAX_PAUSE_US:
             raise argparse.ArgumentTypeError(
-                f'invalid thread mode "{mode}" in "{text}": expected poll, yield, sleep:US, rt or '
-                "rt:US (US a pause in microseconds, 1 to 9999999) separated by commas, or none"
+                f'invalid thread mode "{mode}" in "{text}": expected poll, yield, sleep:US, rt, '
+                "rt:US, event or event:US (US a pause in microseconds, 1 to 1000000; event's "
+                "longest wait, 0 to 1000000) separated by commas, or none"
             )
     return list(dict.fromkeys(modes))
 
@@ -102,7 +107,7 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
         metavar="LIST",
         help=(
             "modes of the progress thread to measure, separated by commas: poll, "
-            "yield, sleep:US, rt, rt:US; none for no thread (default "
+            "yield, sleep:US, rt, rt:US, event, event:US; none for no thread (default "
             f"{DEFAULT_THREADS})"
         ),
     )

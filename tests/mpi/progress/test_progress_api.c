@@ -3,7 +3,10 @@
  * program's MPI_THREAD_FUNNELED (the library is asked for MPI_THREAD_MULTIPLE underneath); it is
  * stopped at MPI_Finalize. The status convention (include/mpilens/progress.h): a refused call
  * changes nothing (the mode configured before it stays in force), every status has a name of its
- * own. usage: test_progress_api MODE (a mode to configure, e.g. yield) */
+ * own. Event mode watches the MPI library's descriptors: on one node, where shared memory has
+ * none, it must fall back to sleep and say why; across nodes the thread must watch some, and a
+ * message between the nodes must wake it (events, which the timer never counts).
+ * usage: test_progress_api MODE (a mode to configure, e.g. yield) */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +15,34 @@
 /* check.h, not mpitest.h: checks run before MPI_Init and after MPI_Finalize too */
 #include "check.h"
 #include "mpilens/progress.h"
+
+/* Event mode after MPI_Init: on one node the sleep it fell back to, across nodes the library's
+ * descriptors woken by messages from the other node (ranks 0 and size-1 are on two nodes when
+ * the ranks are placed in blocks). */
+static void check_events(const mpilens_progress_info_t *at_init)
+{
+    int rank, size, local;
+    MPI_Comm node;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    if (local == size) {
+        CHECK(strcmp(at_init->mode, "sleep") == 0);
+        CHECK(strstr(at_init->reason, "share one node") != NULL);
+        return;
+    }
+    CHECK(strcmp(at_init->mode, "event") == 0 && at_init->descriptors > 0);
+    static char message[1 << 20];
+    int peer = rank == 0 ? size - 1 : 0;
+    for (int i = 0; i < 10 && (rank == 0 || rank == size - 1); i++)
+        MPI_Sendrecv_replace(message, sizeof message, MPI_BYTE, peer, 0, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mpilens_progress_info_t info;
+    mpilens_progress_info(&info);
+    if (rank == 0 || rank == size - 1)
+        CHECK(info.events > 0);
+}
 
 static void check_names(void)
 {
@@ -51,7 +82,10 @@ int main(int argc, char **argv)
     mpilens_progress_info_t info;
     CHECK(mpilens_progress_info(&info) == MPILENS_PROGRESS_OK);
     CHECK(info.running == 1);
-    CHECK(strncmp(info.mode, mode, strlen(info.mode)) == 0);
+    if (strncmp(mode, "event", 5) == 0)
+        check_events(&info);
+    else
+        CHECK(strncmp(info.mode, mode, strlen(info.mode)) == 0);
     unsigned long long before = info.polls;
     struct timespec pause = {0, 50 * 1000000};
     nanosleep(&pause, NULL);

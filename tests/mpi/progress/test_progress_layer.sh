@@ -2,6 +2,7 @@
 # libmpilens-progress under MPI (docs/progress-library.md is the contract):
 # - a 4 MiB (rendezvous) transfer completes while the receiver computes without MPI calls with the
 #   thread in every mode, and only after the computation without it (no layer, or mode off);
+#   event, on this one node, falls back to sleep and says why (tests/cluster runs it across nodes);
 # - the tool API, linked: configure, the thread polling, stopped at MPI_Finalize, at the program's
 #   MPI_THREAD_FUNNELED;
 # - programs of the other tests give the same results under the thread: every point-to-point call,
@@ -46,8 +47,13 @@ for mode in poll yield sleep:100 rt; do
   says "$name" "progress thread started: ${mode%%:*}"
 done
 
+# event on one node: no descriptor to wait on in shared memory, so the sleep it falls back to
+run mode_event event "$rendezvous" on && passed mode_event
+says mode_event "share one node, whose shared memory has no descriptor to wait on: sleep:1000 instead"
+
 # the tool API, linked (MPILENS_PROGRESS is overridden by the program's configure)
 run api none "$api" sleep:200 && passed api
+run api_event none "$api" event:0 && passed api_event
 
 # other programs' results under the thread
 run calls yield "$calls" && passed calls
@@ -59,11 +65,13 @@ reference=$(grep '^checksum' "$work/cg_none.out")
 
 # bad settings: said, then a defined fallback
 run bogus bogus "$rendezvous" off && passed bogus
-says bogus 'MPILENS_PROGRESS: unknown mode "bogus" (modes: off, poll, yield, sleep:US, rt[:US]): no progress thread'
+says bogus 'MPILENS_PROGRESS: unknown mode "bogus" (modes: off, poll, yield, sleep:US, rt[:US], event[:US]): no progress thread'
 run no_pause sleep "$rendezvous" off && passed no_pause
 says no_pause 'sleep needs its pause in microseconds, as in sleep:50: no progress thread'
 run zero_pause sleep:0 "$rendezvous" off && passed zero_pause
 says zero_pause '"sleep:0": the pause must be a whole number of microseconds, 1 to 1000000'
+run event_too_long event:1000001 "$rendezvous" off && passed event_too_long
+says event_too_long '"event:1000001": the longest wait must be a whole number of microseconds, 0 to 1000000'
 run bad_cpu yield,cpu=100000 "$rendezvous" on && passed bad_cpu
 says bad_cpu 'cpu=100000 is not a processing unit this process may use'
 run bad_placement yield,core=1 "$rendezvous" off && passed bad_placement
