@@ -254,6 +254,7 @@ _STAT_NUMBERS = (
     "blocks",
     "tests",
     "threads",
+    "rank_cpus",
     "wakeups",
     "spread",
     "late_reps",

@@ -14,6 +14,7 @@ meta record and in every point. Prints every failed check; exits 1 if any failed
 """
 import argparse
 import math
+import os
 
 from checklib import check, finish, number, powers, read
 
@@ -198,7 +199,12 @@ def check_best(name, p, want):
 def check_interrupts(name, p):
     params, stats = p["params"], p["stats"]
     check(params.get("rate_hz") == 8192 and params.get("progress") == args.label, f"{name}: params {params}")
-    check(isinstance(stats.get("threads"), int) and stats["threads"] >= 1, f"{name}: threads {stats.get('threads')}")
+    # one computing thread per processing unit of the machine, whatever rank 0 is bound to
+    # (Open MPI binds it to one core at 2 ranks); this unbound process may use them all
+    machine = len(os.sched_getaffinity(0))
+    check(stats.get("threads") == machine, f"{name}: threads {stats.get('threads')}, the machine has {machine}")
+    check(isinstance(stats.get("rank_cpus"), int) and 1 <= stats["rank_cpus"] <= machine,
+          f"{name}: rank_cpus {stats.get('rank_cpus')}")
     check(all(number(stats.get(k)) and stats[k] > 0 for k in ("t1_ns", "t2_ns")), f"{name}: t1, t2 {stats}")
     check(all(number(stats.get(k)) and stats[k] >= 0 for k in ("wakeups", "achieved_hz", "spread")),
           f"{name}: wakeups, achieved_hz, spread {stats}")

@@ -112,19 +112,28 @@ static double median_of(double *v, int n)
     return ml_summarize(v, (size_t)n, 0.95, &s) == 0 ? s.median : 0;
 }
 
-/* The processing units of this process's CPU set; returns how many (0 on failure). */
-static int cpus_of_process(int **out)
+/* The processing units a thread of this process may run on, whatever the rank is bound to (the
+ * seed loads every core of the node): each online unit is tried on the calling thread, whose
+ * own binding is put back after. Returns how many (0 on failure); *rank_cpus gets the size of
+ * the binding. */
+static int cpus_of_machine(int **out, int *rank_cpus)
 {
-    cpu_set_t set;
+    cpu_set_t mine, one;
     *out = NULL;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
         return 0;
-    int n = CPU_COUNT(&set), k = 0;
-    if (n < 1 || !(*out = malloc((size_t)n * sizeof **out)))
+    *rank_cpus = CPU_COUNT(&mine);
+    long online = sysconf(_SC_NPROCESSORS_CONF);
+    int n = 0;
+    if (online < 1 || !(*out = malloc((size_t)online * sizeof **out)))
         return 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && k < n; cpu++)
-        if (CPU_ISSET(cpu, &set))
-            (*out)[k++] = cpu;
+    for (int cpu = 0; cpu < online && cpu < CPU_SETSIZE; cpu++) {
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) == 0)
+            (*out)[n++] = cpu;
+    }
+    sched_setaffinity(0, sizeof mine, &mine);
     return n;
 }
 
@@ -192,7 +201,7 @@ static void measure_rounds(crew_t *c, int fd, const interrupt_opts_t *opts, roun
 
 static void summarize(const crew_t *c, const interrupt_opts_t *opts, const rounds_t *r, interrupt_result_t *out)
 {
-    out->threads = c->threads;
+    out->threads = c->threads; /* rank_cpus is set already */
     out->t1_ns = median_of(r->t1, opts->rounds);
     out->t2_ns = median_of(r->t2, opts->rounds);
     out->wakeups = median_of(r->woken, opts->rounds);
@@ -215,7 +224,7 @@ int progress_interrupt_cost(const interrupt_opts_t *opts, interrupt_result_t *ou
     ml_calibration_t cal;
     ml_work_calibrate(opts->work_ns, 0.05, &cal);
     c.units = cal.units;
-    c.threads = cpus_of_process(&c.cpus);
+    c.threads = cpus_of_machine(&c.cpus, &out->rank_cpus);
     c.times = c.threads ? calloc((size_t)c.threads, sizeof *c.times) : NULL;
     pthread_t *ids = c.threads ? malloc((size_t)c.threads * sizeof *ids) : NULL;
     worker_arg_t *args = c.threads ? malloc((size_t)c.threads * sizeof *args) : NULL;

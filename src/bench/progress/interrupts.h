@@ -1,5 +1,6 @@
 /* The CPU that timer interrupts and the context switches they cause take from computing threads
- * (seed 002, §V-B2). No MPI: it measures the machine under the process's own CPU set. */
+ * (seed 002, §V-B2). No MPI: it loads every processing unit of the machine the process may use,
+ * one thread each, as the seed does, not only those the rank is bound to. */
 #ifndef MPILENS_PROGRESS_INTERRUPTS_H
 #define MPILENS_PROGRESS_INTERRUPTS_H
 
@@ -12,7 +13,8 @@ typedef struct {
 } interrupt_opts_t;
 
 typedef struct {
-    int threads;             /* one computing thread per processing unit of the CPU set */
+    int threads;             /* one computing thread per processing unit of the machine */
+    int rank_cpus;           /* the processing units the measuring rank itself is bound to */
     double t1_ns, t2_ns;     /* workload time per thread, without and with the timer (median of rounds) */
     double wakeups;          /* the timer thread's wake-ups during stage 2 (median of rounds) */
     double achieved_hz;      /* wake-ups per second while the timer ran (median of rounds) */

@@ -129,6 +129,7 @@ static void write_interrupts(ml_bench_t *b, const char *key, const interrupt_opt
     ml_json_end_object(&j);
     ml_json_begin_object(&j, "stats");
     ml_json_int(&j, "threads", r->threads);
+    ml_json_int(&j, "rank_cpus", r->rank_cpus);
     ml_json_double(&j, "t1_ns", r->t1_ns);
     ml_json_double(&j, "t2_ns", r->t2_ns);
     ml_json_double(&j, "wakeups", r->wakeups);
@@ -138,7 +139,7 @@ static void write_interrupts(ml_bench_t *b, const char *key, const interrupt_opt
     ml_program_point_end(&b->prog, &j);
 }
 
-/* Rank 0 measures its node's CPU set; the other ranks wait asleep, taking no core from it. */
+/* Rank 0 measures its node's processing units; the other ranks wait asleep, taking no core from it. */
 static void measure_interrupts(ml_bench_t *b, const char *key)
 {
     if (b->prog.thread_level < MPI_THREAD_FUNNELED) {
