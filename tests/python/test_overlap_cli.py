@@ -42,8 +42,8 @@ def test_bench_list_is_optional_and_suite_uses_defaults():
 
 @pytest.mark.parametrize("text,message", [
     ("sender,teleport", 'unknown benchmark "teleport": choose from sender, receiver, bidir, '
-                        "noncontig, cpu, nload, control, late, multi, ibcast, iallreduce, "
-                        "ialltoall, all"),
+                        "noncontig, cpu, nload, control, late, multi, multi-same, ibcast, "
+                        "iallreduce, ialltoall, all"),
     ("ref-send", 'unknown benchmark "ref-send": choose from '),
     ("sender,,cpu", 'invalid benchmark list "sender,,cpu": expected names separated by commas, '
                     "such as sender,receiver")])

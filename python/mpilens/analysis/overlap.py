@@ -35,6 +35,7 @@ LABELS = {
     "control": "blocking control",
     "late": "late receiver",
     "multi": "several peers",
+    "multi-same": "several requests to one peer",
     "ibcast": "MPI_Ibcast",
     "iallreduce": "MPI_Iallreduce",
     "ialltoall": "MPI_Ialltoall",
@@ -57,6 +58,8 @@ MEASURES = {
     "late": "the message (or its rendezvous request) has already arrived when MPI_Irecv is "
     "posted: the unexpected-message path",
     "multi": "MPI_Isend to several peers at once, compute, MPI_Waitall: several requests in flight",
+    "multi-same": "4 MPI_Isend to the same peer at once, compute, MPI_Waitall: several requests "
+    "in flight on one connection",
     "ibcast": "every rank starts MPI_Ibcast from rank 0 at the same time, computes, then waits; "
     "colour is the worst rank's ratio",
     "iallreduce": "every rank starts MPI_Iallreduce (bitwise or of bytes) at the same time, "
@@ -178,6 +181,7 @@ T_COMM_REFERENCES = {
     "noncontig": "ref-noncontig",
     "cpu": "ref-send",
     "multi": "ref-multi",
+    "multi-same": "ref-multi-same",
     **{bench: f"ref-{bench}" for bench in COLLECTIVES},
 }
 
@@ -186,7 +190,7 @@ def carried_interval(value: float, summary: object) -> Interval:
     """The confidence interval of a sample's median, carried to a value taken from that sample.
 
     Scaling by the interval's bounds relative to the median is exact for a value that is the
-    median (T_measured, T_comp, ref-send, ref-multi) or half of it (the one-way time of
+    median (T_measured, T_comp, ref-send, ref-multi, ref-multi-same) or half of it (the one-way time of
     round trips), and keeps the relative spread for another rank's median (collectives: the
     sample is the slowest rank's). Without an interval (older files) the value is exact.
     """

@@ -27,6 +27,7 @@ SYMPTOM_OF = {
     "sender": "no-overlap-send",
     "noncontig": "no-overlap-send",
     "multi": "no-overlap-send",
+    "multi-same": "no-overlap-send",
     "receiver": "no-overlap-recv",
     "late": "no-overlap-recv",
     "bidir": "no-overlap-recv",

@@ -15,7 +15,7 @@
 #include "series.h"
 #include "sync.h"
 
-#define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,ibcast,iallreduce,ialltoall"
+#define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,multi-same,ibcast,iallreduce,ialltoall"
 
 int overlap_selected(const overlap_t *o, const char *bench) { return ml_list_contains(&o->benches, bench); }
 

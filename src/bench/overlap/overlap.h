@@ -68,11 +68,13 @@ typedef struct {
     double noncontig_one_way_ns[MAX_VALUES];
     double send_ns[MAX_VALUES];
     double multi_comm_ns[MAX_VALUES];
+    double same_comm_ns[MAX_VALUES];
     /* each reference's median interval relative to its median: [lo, hi], {1, 1} when unknown */
     double one_way_rel[MAX_VALUES][2];
     double noncontig_one_way_rel[MAX_VALUES][2];
     double send_rel[MAX_VALUES][2];
     double multi_comm_rel[MAX_VALUES][2];
+    double same_comm_rel[MAX_VALUES][2];
 
     /* message buffers, large enough for the largest message of every selected benchmark */
     char *send_buf, *recv_buf;

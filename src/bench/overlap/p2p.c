@@ -16,6 +16,8 @@
 
 enum { TAG_DATA = 1, TAG_ACK, TAG_CTS };
 enum { LEADER = 0 };
+/* multi-same: the requests in flight at once to the one peer */
+enum { SAME_REQUESTS = 4 };
 
 typedef struct {
     int64_t size; /* payload bytes */
@@ -186,10 +188,34 @@ static void lead_multi(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_
     *seq = ml_clock_ns() - t0;
 }
 
+/* SAME_REQUESTS messages in flight at once to the same peer (seed 000's future work: "multiple
+ * requests bound to the same destination"), one acknowledgement for all. MPI allows several
+ * pending sends from one buffer; the follower receives them in order, one after the other. */
+static void lead_same(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    MPI_Request r[SAME_REQUESTS];
+    MPI_Status statuses[SAME_REQUESTS];
+    int64_t t0 = ml_clock_ns();
+    for (int i = 0; i < SAME_REQUESTS; i++)
+        MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r[i]);
+    *comp = compute(pt->compute_ns);
+    MPI_Waitall(SAME_REQUESTS, r, statuses);
+    MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
+    *seq = ml_clock_ns() - t0;
+}
+
+static void follow_same(overlap_t *o, const p2p_point_t *pt)
+{
+    for (int i = 0; i < SAME_REQUESTS; i++)
+        MPI_Recv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, MPI_STATUS_IGNORE);
+    MPI_Send(NULL, 0, MPI_BYTE, LEADER, TAG_ACK, o->comm);
+}
+
 static const p2p_bench_t ref_pingpong = {"ref-pingpong", lead_pingpong, follow_pingpong, SEQUENCE};
 static const p2p_bench_t ref_noncontig = {"ref-noncontig", lead_pingpong, follow_pingpong, SEQUENCE};
 static const p2p_bench_t ref_send = {"ref-send", lead_send, follow_recv, SEQUENCE};
 static const p2p_bench_t ref_multi = {"ref-multi", lead_multi, follow_and_ack, MINUS_LAT0};
+static const p2p_bench_t ref_same = {"ref-multi-same", lead_same, follow_same, MINUS_LAT0};
 
 static const p2p_bench_t maps[] = {
     {"sender", lead_sender, follow_and_ack, MINUS_LAT0},
@@ -200,6 +226,7 @@ static const p2p_bench_t maps[] = {
     {"control", lead_control, follow_and_ack, MINUS_LAT0},
     {"late", lead_late, follow_late, SEQUENCE},
     {"multi", lead_multi, follow_and_ack, MINUS_LAT0},
+    {"multi-same", lead_same, follow_same, MINUS_LAT0},
 };
 #define N_MAPS (sizeof maps / sizeof maps[0])
 
@@ -275,6 +302,15 @@ static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t
 
 static int is_noncontig(const p2p_bench_t *b) { return strcmp(b->name, "noncontig") == 0 || b == &ref_noncontig; }
 static int is_multi(const p2p_bench_t *b) { return strcmp(b->name, "multi") == 0 || b == &ref_multi; }
+static int is_same(const p2p_bench_t *b) { return strcmp(b->name, "multi-same") == 0 || b == &ref_same; }
+
+/* The parameter a benchmark records beside size and computation: multi's peers, multi-same's
+ * requests; NULL for the others. */
+static const char *extra_param(const p2p_bench_t *b, const p2p_point_t *pt, int *value)
+{
+    *value = is_multi(b) ? pt->last - pt->first + 1 : SAME_REQUESTS;
+    return is_multi(b) ? "peers" : is_same(b) ? "requests" : NULL;
+}
 
 /* The point's message: contiguous bytes, or size/32 blocks of the seed's vector type. The type
  * is committed here and freed by free_point. */
@@ -321,6 +357,10 @@ static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i, cons
     if (is_multi(b)) {
         *rel = o->multi_comm_rel[i];
         return o->multi_comm_ns[i];
+    }
+    if (is_same(b)) {
+        *rel = o->same_comm_rel[i];
+        return o->same_comm_ns[i];
     }
     *rel = o->one_way_rel[i];
     return o->one_way_ns[i];
@@ -372,8 +412,10 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
                 ml_record_point_begin(&j, FAMILY, b->name, key);
                 ml_json_begin_object(&j, "params");
                 ml_json_int(&j, "size_bytes", size);
-                if (is_multi(b))
-                    ml_json_int(&j, "peers", pt.last - pt.first + 1);
+                int extra;
+                const char *extra_name = extra_param(b, &pt, &extra);
+                if (extra_name)
+                    ml_json_int(&j, extra_name, extra);
                 ml_json_end_object(&j);
                 ml_json_begin_object(&j, "stats");
                 ml_json_double(&j, stat, median);
@@ -419,6 +461,11 @@ static void measure_references(overlap_t *o)
         for (size_t i = 0; i < o->n_sizes; i++)
             o->multi_comm_ns[i] =
                 measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0, o->multi_comm_rel[i]);
+    ml_idle_barrier(o->prog.sync);
+    if (map_runs(o, map_named("multi-same")))
+        for (size_t i = 0; i < o->n_sizes; i++)
+            o->same_comm_ns[i] =
+                measure_reference(o, &ref_same, o->size_values[i], "t_comm_ns", 1.0, o->same_comm_rel[i]);
 }
 
 /* The ping-pong references serve every point-to-point map and nload. */
@@ -441,6 +488,8 @@ static long reference_points(const overlap_t *o)
         n += (long)o->n_sizes;
     if (map_runs(o, map_named("multi")))
         n += (long)o->n_sizes;
+    if (map_runs(o, map_named("multi-same")))
+        n += (long)o->n_sizes;
     return n;
 }
 
@@ -461,6 +510,8 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
             p2p_point_t pt = make_point(o, b, sizes[i], o->compute_values[c]);
             if (!ml_program_skip(&o->prog, key) && takes_part(o, &pt)) {
                 ml_sample_t t = {0}, comp = {0};
+                int extra;
+                const char *extra_name = extra_param(b, &pt, &extra);
                 overlap_decision_t d;
                 const double *rel;
                 double t_comm = t_comm_of(o, b, i, &rel);
@@ -470,10 +521,9 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 if (o->prog.rank == LEADER)
                     overlap_account(o, decision, t.n);
                 if (o->prog.rank == LEADER)
-                    classes[c * n + i] = overlap_class(
-                        overlap_write_map_point(o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
-                                                b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason,
-                                                is_multi(b) ? "peers" : NULL, pt.last - pt.first + 1));
+                    classes[c * n + i] = overlap_class(overlap_write_map_point(
+                        o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
+                        b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason, extra_name, extra));
                 ml_sample_free(&t);
                 ml_sample_free(&comp);
             }
