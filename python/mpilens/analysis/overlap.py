@@ -190,8 +190,8 @@ def carried_interval(value: float, summary: object) -> Interval:
     """The confidence interval of a sample's median, carried to a value taken from that sample.
 
     Scaling by the interval's bounds relative to the median is exact for a value that is the
-    median (T_measured, T_comp, ref-send, ref-multi, ref-multi-same) or half of it (the one-way time of
-    round trips), and keeps the relative spread for another rank's median (collectives: the
+    median (T_measured, T_comp, ref-send, ref-multi, ref-multi-same) or half of it (the one-way
+    time of round trips), and keeps the relative spread for another rank's median (collectives: the
     sample is the slowest rank's). Without an interval (older files) the value is exact.
     """
     if not isinstance(summary, dict):
