@@ -5,13 +5,15 @@
  * the sockets, event fds and epoll sets of the process (/proc/self/fd) that were not open before
  * MPI_Init began. They are watched edge-triggered: the library, not this thread, reads them, so
  * a level-triggered watch would wake the thread again and again until the library's next read;
- * an edge wakes it once per arrival. Libraries open connections lazily (Open MPI's TCP BTL, UCX's
- * TCP transport at the first message to a peer, accepted after a wake-up on a listening
- * socket), so the descriptors are looked for again after wake-ups, at most every RESCAN_NS. An epoll set of the library's own (libevent's under Open
- * MPI, UCX's) is itself readable when one of its descriptors is, so connections it adds later are
- * covered too. */
+ * an edge wakes it once per arrival. An epoll set of the library's own (libevent's under Open
+ * MPI, UCX's) is itself readable when one of its descriptors is, so connections it adds later
+ * are covered. Others open lazily (a connection accepted after a wake-up on a listening socket,
+ * one opened at the first message to a peer), so the descriptors are looked for again: within
+ * RESCAN_NS of a wake-up by a descriptor, and every RESCAN_IDLE_NS when only the timer wakes
+ * the thread (a scan costs a few system calls per descriptor). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,10 @@
 
 #include "layer.h"
 
-enum { MAX_FDS = 1024, RESCAN_NS = 10 * 1000 * 1000 };
+#define MAX_FDS 1024
+#define RESCAN_NS 10000000LL        /* 10 ms */
+#define RESCAN_IDLE_NS 1000000000LL /* 1 s */
+#define NEVER LLONG_MAX
 
 typedef struct {
     int fd;
@@ -39,8 +44,8 @@ static struct {
     int epoll_fd;
     int wake_fd; /* the layer's own: written to stop the thread's wait */
     long long last_scan_ns;
-    int rescan_due; /* woken since the last scan: a connection may have opened */
-} ev = {.epoll_fd = -1, .wake_fd = -1};
+    long long next_scan_ns; /* when the next scan is due; NEVER before a wake-up asks for one */
+} ev = {.epoll_fd = -1, .wake_fd = -1, .next_scan_ns = NEVER};
 
 static long long now_ns(void)
 {
@@ -151,29 +156,27 @@ int ml_progress_events_open(char *why, size_t why_size)
     return ev.n_watched;
 }
 
-static int ceil_ms(long long us) { return (int)((us + 999) / 1000); }
+static int ceil_ms(long long ns) { return (int)((ns + 999999) / 1000000); }
+
+static long long earliest(long long a, long long b) { return a < b ? a : b; }
 
 int ml_progress_events_wait(long timeout_us)
 {
-    long long since = now_ns() - ev.last_scan_ns;
-    if (ev.rescan_due && since >= RESCAN_NS) {
+    long long now = now_ns();
+    if (now >= ev.next_scan_ns) {
         rescan();
-        ev.rescan_due = 0;
-        since = 0;
+        ev.next_scan_ns = NEVER;
     }
     /* epoll_wait counts milliseconds: a pause below one is rounded up, never down to a poll */
-    int timeout_ms = timeout_us == 0 ? -1 : ceil_ms(timeout_us);
-    if (ev.rescan_due) { /* wake for the scan a wake-up made due */
-        int left = ceil_ms((RESCAN_NS - since) / 1000);
-        if (timeout_ms < 0 || left < timeout_ms)
-            timeout_ms = left;
-    }
+    long long until = timeout_us == 0 ? NEVER : now + timeout_us * 1000LL;
+    until = earliest(until, ev.next_scan_ns); /* wake for a scan that is due */
+    int timeout_ms = until == NEVER ? -1 : ceil_ms(until - now);
     struct epoll_event got[16];
     int n = epoll_wait(ev.epoll_fd, got, (int)(sizeof got / sizeof got[0]), timeout_ms);
-    ev.rescan_due = 1;
     int woken = 0;
     for (int i = 0; i < n; i++)
         woken |= got[i].data.fd != ev.wake_fd;
+    ev.next_scan_ns = earliest(ev.next_scan_ns, ev.last_scan_ns + (woken ? RESCAN_NS : RESCAN_IDLE_NS));
     return woken;
 }
 

@@ -58,6 +58,7 @@ int ml_progress_start(const ml_progress_spec_t *spec, char *why, size_t why_size
     if (rc != 0) {
         snprintf(why, why_size, "cannot start the thread (%s): no progress thread", strerror(rc));
         PMPI_Comm_free(&progress.comm);
+        ml_progress_events_close(); /* event: the descriptors it would have watched */
         return -1;
     }
     progress.running = 1;
