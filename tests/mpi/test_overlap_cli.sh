@@ -24,6 +24,7 @@ expect_usage_error zero_compute "$np" 'computation times must be at least 1ns' -
 expect_usage_error endless_compute "$np" 'at most 1s per computation' --compute 1us:100000s
 expect_usage_error too_big "$np" 'lower the maximum of --sizes' --sizes 1:512G --bench sender
 expect_usage_error one_rank 1 'needs at least 2 ranks' --preset quick
+expect_usage_error omp_alone "$np" '--omp-threads needs --kernel openmp' --omp-threads 2
 
 # A sweep of every benchmark on a tiny grid.
 tiny=(--sizes 1:4K --compute 10us:40us --density 1 --reps 3 --threads 1)
@@ -134,6 +135,28 @@ run single "$np" --bench nload,sender --sizes 1:64 --compute 10us:20us --density
 grep -q '"bench":"nload"' "$work/single.jsonl" && fail "nload ran without MPI_THREAD_FUNNELED"
 grep -q 'nload needs MPI_THREAD_FUNNELED; asked for single' "$work/single.jsonl" || fail "no nload skip note"
 grep -q '"bench":"sender"' "$work/single.jsonl" || fail "the other benchmarks did not run"
+
+# The OpenMP kernel (seed 000's multi-threaded computation): the options recorded, and every
+# computation at least as long as asked (each thread loops until one deadline).
+run openmp "$np" --bench sender,ibcast --sizes 1K:2K --compute 50us:100us --density 1 --reps 3 \
+    --kernel openmp --omp-threads 2 --output "$work/openmp.jsonl"
+[ "$(cat "$work/openmp.status")" = 0 ] || fail "openmp failed: $(tail -5 "$work/openmp.err")"
+python3 - "$work/openmp.jsonl" <<'PY' || failures=$((failures + 1))
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+options, errors = records[0]["options"], []
+if (options.get("kernel"), options.get("omp-threads")) != ("openmp", "2"):
+    errors.append(f"options: kernel {options.get('kernel')}, omp-threads {options.get('omp-threads')}")
+maps = [p for p in records if p["type"] == "point" and not p["bench"].startswith("ref-")]
+if len(maps) != 8:
+    errors.append(f"{len(maps)} map points, expected 2 benchmarks x 2 sizes x 2 computations")
+for p in maps:
+    if not p["stats"]["t_comp_ns"] >= p["params"]["compute_ns"]:
+        errors.append(f"{p['key']}: computed {p['stats']['t_comp_ns']} ns, asked {p['params']['compute_ns']}")
+for e in errors:
+    print("FAIL:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
 
 # The control's known answer.
 run control "$np" --bench control --sizes 32K:256K --compute 5us:80us --density 2 --reps 30 \

@@ -611,3 +611,17 @@ def test_control_off_after_some_computations_invalidates_those_rows():
         expected = overlap.INVALID_CONTROL if p["params"]["compute_ns"] == off_row else None
         assert reason == expected, p["key"]
     assert set(overlap.grid(run, "control").invalid) == {None}
+
+
+def test_the_openmp_kernel_is_named_and_the_time_kernel_is_not():
+    points = sender_map(lambda size, compute: 0.1)
+    fixture = make_overlap_run(points)
+    openmp = make_overlap_run(points, options={**fixture.meta["options"], "kernel": "openmp",
+                                               "omp-threads": "4"})
+    timed = make_overlap_run(points, options={**fixture.meta["options"], "kernel": "time"})
+    named = [s for s in overlap.diagnose(openmp) if s.startswith("computation:")]
+    assert named == [overlap._kernel_sentences(openmp)[0]]
+    assert "OpenMP parallel region of 4 threads" in named[0] and "--kernel openmp" in named[0]
+    # the rank's own busy loop, and files written before --kernel existed, say nothing
+    assert not [s for s in overlap.diagnose(timed) + overlap.diagnose(fixture)
+                if s.startswith("computation:")]

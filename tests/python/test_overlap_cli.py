@@ -24,7 +24,7 @@ def test_registered():
         "Does non-blocking communication progress while the program computes? Heat maps over "
         "message size × computation time (seed 000)")
     assert OVERLAP.preset_args("full") == ["--preset", "full"]
-    assert [option.name for option in OVERLAP.options] == ["--bench"]
+    assert [option.name for option in OVERLAP.options] == ["--bench", "--kernel", "--omp-threads"]
     assert families.get("sanity").options == ()
 
 
@@ -51,6 +51,21 @@ def test_bad_bench_list(text, message):
     line = one_line_error(run_cli("overlap", "--bench", text))
     assert line.startswith(f"mpilens: error: argument --bench: {message}")
     assert line.endswith('(see "mpilens overlap --help")')
+
+
+def test_the_kernel_is_passed_on():
+    assert forwarded("overlap", "--kernel", "openmp", "--omp-threads", "3") == [
+        "--kernel", "openmp", "--omp-threads", "3"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (("--kernel", "gpu"), 'argument --kernel: invalid kernel "gpu": choose from time, openmp'),
+    (("--omp-threads", "0"), 'argument --omp-threads: invalid --omp-threads "0": expected a number '
+                             "of threads from 1 to 1024"),
+])
+def test_bad_kernel_is_refused_before_launch(argv, message):
+    line = one_line_error(run_cli("overlap", *argv))
+    assert line.startswith(f"mpilens: error: {message}"), line
 
 
 @pytest.mark.parametrize("command", ["sanity", "suite"])

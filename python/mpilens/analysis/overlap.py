@@ -1066,11 +1066,25 @@ def _skip_sentences(run: Run) -> List[str]:
     return [f"skipped: {note.get('text', '')}" for note in run.notes if note.get("level") == "skip"]
 
 
+def _kernel_sentences(run: Run) -> List[str]:
+    """The computation, when it is not the rank's own busy loop: seed 000's multi-threaded one."""
+    options = run.meta.get("options")
+    options = options if isinstance(options, dict) else {}
+    if options.get("kernel") != "openmp":
+        return []
+    threads = options.get("omp-threads")
+    return [
+        f"computation: an OpenMP parallel region of {threads} threads on each computing rank "
+        "(--kernel openmp, seed 000's multi-threaded computation): threads that fill the cores "
+        "may keep the library's own progress, or a progress thread, from running"
+    ]
+
+
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     if not any(p["bench"] in BENCHES or p["bench"].startswith("ref-") for p in run.points):
         return []
-    sentences = _control_sentences(run) + _threshold_sentences(run)
+    sentences = _kernel_sentences(run) + _control_sentences(run) + _threshold_sentences(run)
     for bench in benches_present(run):
         if bench == NLOAD:
             sentences += _nload_sentences(run)

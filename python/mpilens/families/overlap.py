@@ -1,15 +1,35 @@
 """The overlap family (seed 000): does non-blocking communication progress while the program
 computes?"""
 
+from .. import program_options
 from ..analysis import overlap as analysis
 from ..analysis import overlap_costs
 from ..cli_common import Names
+from ..errors import MpilensError
 from ..family import Family, FamilyOption
 from ..plots import overlap as plots
 from ..program_command import COMMAND
 
 # --bench: benchmark names of docs/overlap.md, or all.
 BENCHES = Names(analysis.BENCHES, "benchmark", "sender,receiver")
+# --kernel: the computation (docs/programs/mpilens-overlap.md).
+KERNELS = program_options.choices("mpilens-overlap", "kernel")
+OMP_THREADS_MAX = 1024
+
+
+def kernel(text: str) -> str:
+    if text.strip() not in KERNELS:
+        raise MpilensError(f'invalid kernel "{text}": choose from ' + ", ".join(KERNELS))
+    return text.strip()
+
+
+def omp_threads(text: str) -> str:
+    if not text.strip().isdigit() or not 1 <= int(text) <= OMP_THREADS_MAX:
+        raise MpilensError(
+            f'invalid --omp-threads "{text}": expected a number of threads from 1 to '
+            f"{OMP_THREADS_MAX}"
+        )
+    return text.strip()
 
 
 FAMILY = Family(
@@ -27,6 +47,19 @@ FAMILY = Family(
             "LIST",
             f"benchmarks to run, separated by commas: {BENCHES.listing()}",
             BENCHES.passed_on,
+        ),
+        FamilyOption(
+            "--kernel",
+            "NAME",
+            "the computation: time (a busy loop on the rank's thread, the default) or openmp "
+            "(that loop on the threads of an OpenMP region, seed 000's multi-threaded one)",
+            kernel,
+        ),
+        FamilyOption(
+            "--omp-threads",
+            "N",
+            "--kernel openmp: the region's threads (default: the processing units of each rank)",
+            omp_threads,
         ),
     ),
     compare_parts=plots.compare_parts,

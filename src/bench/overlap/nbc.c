@@ -77,7 +77,7 @@ static int repetition(overlap_t *o, nbc_state_t *st, const nbc_op_t *op, int64_t
         return -1;
     int64_t t0 = ml_clock_ns();
     op->start(o, size, &r);
-    int64_t c = compute_ns > 0 ? ml_compute_time(compute_ns) : 0;
+    int64_t c = overlap_compute(o, compute_ns);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     int64_t t = ml_clock_ns() - t0;
 

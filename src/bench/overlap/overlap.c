@@ -4,6 +4,7 @@
  * collectives, several pending requests, late receivers and a blocking control
  * (docs/overlap.md). This file holds options, the parameter space, memory and the map records. */
 #include <inttypes.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,13 @@ static const preset_t presets[] = {
     {"full", "1:16M", "1us:10ms", "2", "auto", "off"},
 };
 
+/* The processing units this rank may run on (its binding), at least 1. */
+static int rank_cpus(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
 /* Options whose default depends on --preset (or on the machine) get it once --preset is known. */
 static void apply_presets(overlap_t *o)
 {
@@ -46,10 +54,19 @@ static void apply_presets(overlap_t *o)
     ml_option_t *t = o->prog.options;
     /* A repetition count given explicitly is what every point takes, unless --decide says so. */
     const char *decide = ml_options_find(t, "reps")->value ? "off" : p->decide;
+    int openmp = strcmp(o->kernel, "openmp") == 0;
+    if (ml_options_find(t, "omp-threads")->value && !openmp)
+        ml_program_exit_usage(&o->prog, "--omp-threads needs --kernel openmp");
+    static char rank_pus[16];
+    snprintf(rank_pus, sizeof rank_pus, "%d", rank_cpus());
     if (ml_options_default_late(t, "sizes", p->sizes) || ml_options_default_late(t, "compute", p->compute) ||
         ml_options_default_late(t, "density", p->density) || ml_options_default_late(t, "reps", p->reps) ||
-        ml_options_default_late(t, "threads", pus) || ml_options_default_late(t, "decide", decide))
+        ml_options_default_late(t, "threads", pus) || ml_options_default_late(t, "decide", decide) ||
+        /* 0 under the time kernel: no region (the meta records a value, which --resume compares) */
+        ml_options_default_late(t, "omp-threads", openmp ? rank_pus : "0"))
         ml_program_exit_usage(&o->prog, "internal error: a preset value does not parse");
+    if (openmp && o->omp_threads < 1)
+        ml_program_exit_usage(&o->prog, "invalid value for --omp-threads: at least 1 thread with --kernel openmp");
 }
 
 /* ---- the parameter space --------------------------------------------------------------- */
@@ -231,6 +248,13 @@ int main(int argc, char **argv)
          &o.density, 1, 8, NULL},
         {"threads", ML_OPT_INT, "N", NULL, NULL, "nload: up to N computing threads (default: the node's PUs)",
          &o.max_threads, 0, 1024, NULL},
+        {"kernel", ML_OPT_CHOICE, "time|openmp", "time", "time,openmp",
+         "the computation: time (a busy loop on the rank's thread) or openmp (that loop on --omp-threads "
+         "threads of an OpenMP parallel region, seed 000's multi-threaded computation)",
+         &o.kernel, 0, 0, NULL},
+        {"omp-threads", ML_OPT_INT, "N", NULL, NULL,
+         "--kernel openmp: the region's threads, 1 to 1024 (default: the processing units the rank may use)",
+         &o.omp_threads, 0, 1024, NULL},
         {"decide", ML_OPT_CHOICE, "on|off", NULL, "on,off",
          "on: a map point stops once its ratio's class is decided (at least 6 repetitions; beyond --reps only "
          "with time decided points saved, at most 4x --reps); "

@@ -50,6 +50,8 @@ typedef struct {
     ml_time_range_t compute;
     long density; /* values per doubling */
     long max_threads;
+    const char *kernel; /* the computation: "time" or "openmp" (kernel.c) */
+    long omp_threads;   /* openmp: the region's threads; 0 under the time kernel */
     const char *decide; /* "on": map points stop once their class is decided (decide.c) */
     double saved_ns;    /* rank 0, --decide on: time decided points saved against --reps each */
 
@@ -124,6 +126,9 @@ void overlap_account(overlap_t *o, const overlap_decision_t *d, size_t n);
 #define REFERENCE_MAX_FACTOR 8
 #define REFERENCE_BUDGET_NS 500000000
 const ml_stop_rule_t *overlap_reference_rule(const overlap_t *o, ml_stop_rule_t *out);
+
+/* kernel.c: the computation of ns (--kernel), the time it took (at least ns; 0 for ns <= 0). */
+int64_t overlap_compute(const overlap_t *o, int64_t ns);
 
 /* p2p.c */
 long p2p_points(const overlap_t *o);

@@ -37,8 +37,6 @@ typedef struct {
     measure_t measure;
 } p2p_bench_t;
 
-static int64_t compute(int64_t ns) { return ns > 0 ? ml_compute_time(ns) : 0; }
-
 static void wait(MPI_Request *r) { MPI_Wait(r, MPI_STATUS_IGNORE); }
 
 /* ---- one repetition of each benchmark ------------------------------------------------------ */
@@ -76,7 +74,7 @@ static void lead_sender(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64
     MPI_Request r;
     int64_t t0 = ml_clock_ns();
     MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     wait(&r);
     MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
     *seq = ml_clock_ns() - t0;
@@ -94,7 +92,7 @@ static void lead_receiver(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int
     int64_t t0 = ml_clock_ns();
     MPI_Send(NULL, 0, MPI_BYTE, pt->first, TAG_CTS, o->comm);
     MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     wait(&r);
     *seq = ml_clock_ns() - t0;
 }
@@ -110,10 +108,10 @@ static void lead_bidir(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_
     MPI_Request r;
     int64_t t0 = ml_clock_ns();
     MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    int64_t c1 = compute(pt->compute_ns);
+    int64_t c1 = overlap_compute(o, pt->compute_ns);
     wait(&r);
     MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    int64_t c2 = compute(pt->compute_ns);
+    int64_t c2 = overlap_compute(o, pt->compute_ns);
     wait(&r);
     *seq = ml_clock_ns() - t0;
     /* T_measured is half the sequence, and each half holds one computation */
@@ -124,10 +122,10 @@ static void follow_bidir(overlap_t *o, const p2p_point_t *pt)
 {
     MPI_Request r;
     MPI_Irecv(o->recv_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, &r);
-    compute(pt->compute_ns);
+    overlap_compute(o, pt->compute_ns);
     wait(&r);
     MPI_Isend(o->send_buf, pt->count, pt->type, LEADER, TAG_DATA, o->comm, &r);
-    compute(pt->compute_ns);
+    overlap_compute(o, pt->compute_ns);
     wait(&r);
 }
 
@@ -136,7 +134,7 @@ static void lead_cpu(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t 
     MPI_Request r;
     int64_t t0 = ml_clock_ns();
     MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     wait(&r);
     *seq = ml_clock_ns() - t0;
 }
@@ -144,7 +142,7 @@ static void lead_cpu(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t 
 static void lead_control(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
 {
     int64_t t0 = ml_clock_ns();
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     MPI_Send(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm);
     MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
     *seq = ml_clock_ns() - t0;
@@ -160,7 +158,7 @@ static void lead_late(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t
         MPI_Iprobe(pt->first, TAG_DATA, o->comm, &arrived, MPI_STATUS_IGNORE);
     int64_t t0 = ml_clock_ns();
     MPI_Irecv(o->recv_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     wait(&r);
     *seq = ml_clock_ns() - t0;
 }
@@ -180,7 +178,7 @@ static void lead_multi(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_
     int64_t t0 = ml_clock_ns();
     for (int i = 0; i < k; i++)
         MPI_Isend(o->send_buf, pt->count, pt->type, pt->first + i, TAG_DATA, o->comm, &r[i]);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     MPI_Waitall(k, r, statuses);
     for (int i = 0; i < k; i++)
         MPI_Irecv(NULL, 0, MPI_BYTE, pt->first + i, TAG_ACK, o->comm, &r[i]);
@@ -198,7 +196,7 @@ static void lead_same(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t
     int64_t t0 = ml_clock_ns();
     for (int i = 0; i < SAME_REQUESTS; i++)
         MPI_Isend(o->send_buf, pt->count, pt->type, pt->first, TAG_DATA, o->comm, &r[i]);
-    *comp = compute(pt->compute_ns);
+    *comp = overlap_compute(o, pt->compute_ns);
     MPI_Waitall(SAME_REQUESTS, r, statuses);
     MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
     *seq = ml_clock_ns() - t0;
