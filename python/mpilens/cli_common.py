@@ -185,9 +185,11 @@ def add_launch_options(
     default_preset: Optional[str],
     bin_dir_help: str = BIN_DIR_HELP,
     series: Optional[Family] = None,
+    presets: Sequence[str] = PRESETS,
 ) -> None:
-    """The options of a command that launches ranks; --preset and --resume only for commands
-    that run an mpilens program (default_preset given); --np a list for a series family."""
+    """The options of a command that launches ranks; --preset (one of presets) and --resume only
+    for commands that run an mpilens program (default_preset given); --np a list for a series
+    family."""
     group = parser.add_argument_group("launch options")
     if series is None:
         group.add_argument(
@@ -244,7 +246,7 @@ def add_launch_options(
         return
     group.add_argument(
         "--preset",
-        choices=PRESETS,
+        choices=presets,
         default=default_preset,
         help=f"how thorough the measurement is (default: {default_preset})",
     )

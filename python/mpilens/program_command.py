@@ -136,7 +136,12 @@ def measure(
 
 
 def _add_arguments(parser: argparse.ArgumentParser, family: Family) -> None:
-    add_launch_options(parser, "default", series=family if family.np_series else None)
+    add_launch_options(
+        parser,
+        "default",
+        series=family if family.np_series else None,
+        presets=list(family.presets),
+    )
     add_family_options(parser, family)
 
 

@@ -7,7 +7,8 @@
 #   well; rounds must come out below it, ack and a barrier above it (seed 003, figure 11);
 # - the flat broadcast breaks the method's assumption: its ranks are detected and remedied;
 # - reduce and allreduce per destination, and --fast, against the same truths;
-# - the library's operation through every method, with the OSU and IMB figures.
+# - the library's operation through every method, with the OSU and IMB figures;
+# - --estimator mean (the seed's) against the same truth, both estimates recorded on every point.
 # usage: test_coll_cli.sh PROGRAM NP FLAVOUR LAUNCHER [LAUNCHER ARGS...]
 set -u
 flavour=$3
@@ -23,6 +24,7 @@ if [ "$np" = 2 ]; then
   expect_usage_error bad_op "$np" 'invalid value "scan" for --op' --op scan
   expect_usage_error bad_algo "$np" 'invalid value "linear,ring" for --algo' --algo linear,ring
   expect_usage_error bad_method "$np" 'invalid value "pingpong" for --method' --method pingpong
+  expect_usage_error bad_estimator "$np" 'invalid value "average" for --estimator' --estimator average
   # 8 ranks share the node's memory: 3 buffers of 2047 MiB exceed half of a share below 12 GiB
   expect_usage_error too_big 8 'choose a smaller --size' --size 2047M
   expect_usage_error above_int "$np" 'MPI counts are int' --size 3G
@@ -76,8 +78,11 @@ measure() {
 # At 2 ranks every reference algorithm is the same single hop from the root to rank 1: one is enough.
 algos=linear,backward,binomial fan_algos=linear,backward,binomial,flat
 [ "$np" = 2 ] && algos=linear fan_algos=linear
-measure bcast "$np" "truth order growth" "${truth_args[@]}" --op bcast --algo "$algos" \
+measure bcast "$np" "truth order growth estimators" "${truth_args[@]}" --op bcast --algo "$algos" \
   --method rounds,barrier-dissem,ack,oli
+# the seed's estimator: means of blocks of means, against the same truth
+measure mean "$np" "truth estimators" "${truth_args[@]}" --estimator mean --op bcast --algo linear \
+  --method ack,oli
 
 if [ "$np" -le 4 ]; then
   measure flat "$np" "truth remedy" "${truth_args[@]}" --op bcast --algo flat --method oli

@@ -523,6 +523,21 @@ def test_bounds_on_the_wrong_side_of_oli_make_it_invalid():
     assert not any("INVALID" in sentence for sentence in found)
 
 
+def test_a_negative_ol_is_invalid():
+    # OL_i = E_i - RTL_i/2 below 0: MPICH's library broadcast at 4 ranks on 2 cores under --fast
+    # gave OL_2 = -2.18 µs (E_2 114 µs, RTL_2 233 µs)
+    oli = oli_point("bcast", "library", [None, 58 * US, -2177.25, 167 * US])
+    assert coll.invalid_ranks({}, {"oli": {4: oli}}) == {
+        4: "OL_2 is -2.18 µs, below 0: the round trip subtracted from E_2 was measured in other "
+           "conditions than E_2 itself"}
+    found = coll.diagnose(coll_run([oli]))
+    assert found[0].startswith("warning: bcast/library: INVALID at 4 ranks")
+    assert not any(s.startswith("bcast/library: oli (max OL_i)") for s in found)
+    # a reduction's root may have an OL of 0 (it enters last and has nothing to wait for)
+    assert coll.invalid_ranks({}, {"oli": {4: oli_point("reduce", "linear", [0.0, US, 2 * US,
+                                                                            3 * US])}}) == {}
+
+
 def test_crowded_rank_counts_are_not_trustworthy():
     # Issue 17: OL_i of a linear broadcast read 15% above the truth at 3 and 4 ranks on 2 cores.
     points = [p for ranks in (2, 3, 4) for p in chain_points(ranks, error=0.15 if ranks > 2 else 0)]
@@ -562,3 +577,50 @@ def test_fast_names_its_random_checks():
         "bcast/library at 5 ranks: --fast measured 1 of 4 ranks in full (rank 3) and checked "
         "ranks 1-2 with one block, drawn at random; the largest OL_i, rank 3, was the cheap "
         "pass's candidate number 1")
+
+
+# --- estimators ----------------------------------------------------------------------------------
+
+def _estimated(point: dict, median: float, mean: float, estimator: str = "median") -> dict:
+    """The point with both estimates recorded, latency_ns the chosen one."""
+    point["params"]["estimator"] = estimator
+    point["stats"].update(latency_median_ns=median, latency_mean_ns=mean,
+                          latency_ns=median if estimator == "median" else mean)
+    return point
+
+
+def test_estimators_that_agree_are_said_once():
+    run = coll_run([_estimated(coll_point("bcast", "library", "oli", 4, 0), 10 * US, 10.3 * US),
+                    _estimated(coll_point("bcast", "linear", "oli", 4, 0), 20 * US, 19 * US)])
+    found = [s for s in coll.diagnose(run) if s.startswith("estimates")]
+    assert found == [
+        "estimates: the median of the blocks (each oli block the median of its operations); mean "
+        "and median of oli agree within 5% everywhere (widest: bcast/linear at 4 ranks, mean "
+        "19 µs against median 20 µs)"]
+
+
+def test_a_mean_far_from_its_median_is_a_warning():
+    point = _estimated(coll_point("bcast", "linear", "oli", 2, 0), 1 * MS, 3.4 * MS, "mean")
+    found = [s for s in coll.diagnose(coll_run([point])) if "estimates:" in s]
+    assert len(found) == 1 and found[0].startswith(
+        "warning: estimates: the mean of the blocks (each block the mean of its operations), "
+        "seed 003's; the mean of oli departs from its median by up to 240% (bcast/linear at 2 "
+        "ranks, mean 3.4 ms against median 1 ms)")
+
+
+def test_files_without_estimates_say_nothing_of_them():
+    assert not [s for s in coll.diagnose(coll_run(chain_points(4))) if "estimates:" in s]
+    assert coll.estimator_of(coll_point("bcast", "library", "oli", 2, US)) == "median"
+
+
+def test_compare_warns_when_the_estimators_differ():
+    a = coll_run([_estimated(coll_point("bcast", "library", "oli", 2, 0), 2 * US, 2.1 * US)])
+    b = coll_run([_estimated(coll_point("bcast", "library", "oli", 2, 0), 2 * US, 2.2 * US,
+                             "mean")])
+    found = coll.compare(a, b)
+    assert found[0] == (
+        "warning: A estimates with the median of its blocks, B with the mean: part of every "
+        "difference below is the estimators' (each record holds both: latency_median_ns, "
+        "latency_mean_ns)")
+    assert found[1].startswith("bcast/library, oli at 2 ranks: A 2 µs, B 2.2 µs")
+    assert not coll.compare(a, a)[0].startswith("warning")

@@ -58,9 +58,11 @@ def test_registered():
     assert COLL.preset_args("quick") == ["--block", "10", "--min-blocks", "3", "--max-blocks", "5"]
     assert COLL.preset_args("default") == ["--block", "50", "--min-blocks", "5", "--max-blocks",
                                            "15"]
-    assert COLL.preset_args("full") == []
+    assert COLL.preset_args("full") == ["--estimator", "mean"]
+    assert COLL.preset_args("full-64k") == ["--estimator", "mean", "--size", "64K"]
     assert [option.name for option in COLL.options] == [
-        "--op", "--method", "--algo", "--size", "--hop-delay", "--block", "--fast", "--wait"]
+        "--op", "--method", "--algo", "--size", "--hop-delay", "--block", "--fast", "--estimator",
+        "--wait"]
     assert COLL.output_name(8) == "coll-np8.jsonl"
     assert families.get("overlap").output_name(8) == "overlap.jsonl"
     assert "coll" in [family.name for family in families.suite_families()]
@@ -73,6 +75,7 @@ def test_registered():
     (("--size", "64K", "--hop-delay", "2ms", "--block", "100000", "--fast", "--wait", "sleep"),
      ["--size", "64K", "--hop-delay", "2ms", "--block", "100000", "--fast", "--wait", "sleep"]),
     (("--hop-delay", "1s", "--block", "1"), ["--hop-delay", "1s", "--block", "1"]),
+    (("--estimator", "mean"), ["--estimator", "mean"]),
 ])
 def test_options_passed_on(argv, passed):
     assert forwarded("coll", *argv) == passed
@@ -109,6 +112,9 @@ def test_rank_counts_parsed():
     ("--block", "100001", 'invalid block "100001": expected a number of operations from 1 to '
                           "100000"),
     ("--wait", "busy", 'invalid wait "busy": choose from auto, spin, sleep'),
+    ("--estimator", "average", 'invalid estimator "average": choose from median, mean'),
+    ("--preset", "huge", "invalid choice: 'huge' (choose from 'quick', 'default', 'full', "
+                         "'full-64k')"),
 ])
 def test_bad_input_launches_nothing(fake, tmp_path, option, value, message):
     out = tmp_path / "run"
@@ -183,6 +189,19 @@ def test_coll_end_to_end(fake, tmp_path):
     assert plots == ["coll-error.png", "coll-methods.png", "coll-profile-bcast-library-np2.png",
                      "coll-profile-bcast-library-np4.png", "coll-profile-bcast-linear-np2.png",
                      "coll-profile-bcast-linear-np4.png"]
+
+
+def test_full_presets_are_the_seeds_protocol_and_the_command_line_wins(fake, tmp_path):
+    out = tmp_path / "run"
+    done = run_cli("coll", "--np", "2", "--preset", "full-64k", "--size", "1K",
+                   *launch_options(fake, "--output", str(out)), env=fake["env"])
+    assert done.returncode == 0, done.stderr
+    # the program takes the last of a repeated option: --size 1K wins over the preset's 64K
+    assert logged_calls(fake) == [["--estimator", "mean", "--size", "64K", "--size", "1K",
+                                   "--output", str(out / "coll-np2.jsonl"), "--progress", "off"]]
+    # a preset of coll's own is not offered by the other families
+    refused = run_cli("overlap", "--preset", "full-64k")
+    assert "invalid choice: 'full-64k'" in one_line_error(refused)
 
 
 def test_one_rank_count_names_its_file(fake, tmp_path):

@@ -258,10 +258,20 @@ def test_quality_table_marks_points_past_the_rsd():
     run = coll_run([coll_point("bcast", "library", "oli", 4, 3 * US, rsd=0.01),
                     coll_point("bcast", "library", "rounds", 4, 2 * US, rsd=0.08)])
     table = plots.quality_table(run)
-    assert '<tr><td>bcast/library</td><td>oli</td><td>4</td><td>3 µs</td><td>3 µs</td>' in table
+    # files without both estimates: the blocks' own median and mean
+    assert ('<tr><td>bcast/library</td><td>oli</td><td>4</td><td>3 µs</td><td>median</td>'
+            '<td>3 µs</td><td>3 µs</td>') in table
     assert ('<tr class="warn"><td>bcast/library</td><td>rounds</td><td>4</td><td>2 µs</td>'
-            '<td>2 µs</td><td>1.98 µs – 2.02 µs</td><td>8.0%</td><td>8</td><td>precision</td>'
+            '<td>median</td><td>2 µs</td><td>2 µs</td><td>1.98 µs – 2.02 µs</td><td>8.0%</td><td>8</td><td>precision</td>'
             '<td>2 ms</td></tr>') in table
+
+
+def test_quality_table_shows_both_estimates():
+    point = coll_point("bcast", "library", "oli", 2, 7 * US)
+    point["params"]["estimator"] = "mean"
+    point["stats"].update(latency_median_ns=5 * US, latency_mean_ns=7 * US)
+    assert ('<td>7 µs</td><td>mean</td><td>5 µs</td><td>7 µs</td>'
+            in plots.quality_table(coll_run([point])))
 
 
 # --- the report of a series of files, and the comparison page ----------------------------------

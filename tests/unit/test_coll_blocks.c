@@ -1,6 +1,6 @@
 /* mpilens-coll's pure parts: the seed's stopping rule (RSD of block results below 3%, 8 to 30
- * blocks), the acknowledgement correction OL_i = E_i - RTL_i/2, the gap test, and the analytic
- * latencies of the reference algorithms. */
+ * blocks), the acknowledgement correction OL_i = E_i - RTL_i/2, the gap test, the analytic
+ * latencies of the reference algorithms and the two estimators (median, the seed's mean). */
 #include <math.h>
 
 #include "check.h"
@@ -13,6 +13,18 @@ static void test_rsd(void)
     CHECK(isinf(coll_rsd(v, 1)));
     const double zero[] = {0, 0};
     CHECK(isinf(coll_rsd(zero, 2)));
+}
+
+static void test_estimators(void)
+{
+    /* one operation that lost its core: the median ignores it, the mean spreads it */
+    const double times[] = {100, 102, 98, 101, 5099};
+    CHECK_NEAR(coll_estimate(times, 5, COLL_MEDIAN), 101, 1e-12);
+    CHECK_NEAR(coll_estimate(times, 5, COLL_MEAN), 1100, 1e-9);
+    CHECK(times[4] == 5099); /* left as they were */
+    const double even[] = {4, 1, 3, 2};
+    CHECK_NEAR(coll_estimate(even, 4, COLL_MEDIAN), 2.5, 1e-12);
+    CHECK(isnan(coll_estimate(even, 0, COLL_MEAN)));
 }
 
 static void test_stop_rule(void)
@@ -89,6 +101,7 @@ static void test_truth(void)
 int main(void)
 {
     test_rsd();
+    test_estimators();
     test_stop_rule();
     test_correction();
     test_truth();

@@ -42,6 +42,9 @@ OLI = "oli"
 # program, so that their tree, and under --hop-delay their true latency, are known.
 ALGOS = program_options.choices(PROGRAM, "algo")
 WAITS = program_options.choices(PROGRAM, "wait")
+# A point's estimate from its blocks: the median (mpilens's default) or the mean (the seed's); the
+# program records both (latency_median_ns, latency_mean_ns) and names its choice in params.
+ESTIMATORS = program_options.choices(PROGRAM, "estimator")
 HOP_DELAY_MAX_NS = 10**9
 BLOCK_RANGE = program_options.int_range(PROGRAM, "block")
 
@@ -167,6 +170,16 @@ def methods_present(by_method: Mapping[str, Mapping[int, Record]]) -> List[str]:
 
 def latency(point: Optional[Record]) -> Optional[float]:
     return None if point is None else record_number(point["stats"].get("latency_ns"))
+
+
+def estimator_of(point: Record) -> str:
+    """The estimator behind latency_ns: files written before --estimator existed used medians."""
+    name = _field(point, "estimator")
+    return name if isinstance(name, str) else "median"
+
+
+def estimate_under(point: Record, estimator: str) -> Optional[float]:
+    return record_number(point["stats"].get(f"latency_{estimator}_ns"))
 
 
 def truth(point: Optional[Record]) -> Optional[float]:
@@ -750,6 +763,46 @@ def _quality_sentences(run: Run) -> List[str]:
     return [sentence]
 
 
+# The mean of a point's blocks this far above their median: a few operations much longer than
+# the rest (a rank that lost its core) decide the mean.
+ESTIMATORS_APART = 0.10
+
+
+def _estimator_sentences(found: Series, names: Mapping[Config, str]) -> List[str]:
+    """Which estimator the estimates are, and how far the other one, recorded beside each oli
+    estimate, lies from it: where they part, a few long operations weigh in the mean."""
+    apart: List[Tuple[float, str, Record]] = []
+    used = set()
+    for config, by_method in found.items():
+        for ranks, point in sorted(by_method.get(OLI, {}).items()):
+            used.add(estimator_of(point))
+            median, mean = estimate_under(point, "median"), estimate_under(point, "mean")
+            if median and mean is not None:
+                apart.append((mean / median - 1, f"{names[config]} at {ranks} ranks", point))
+    if not apart:
+        return []
+    chosen = " and ".join(sorted(used))
+    what = {
+        "median": "the median of the blocks (each oli block the median of its operations)",
+        "mean": "the mean of the blocks (each block the mean of its operations), seed 003's",
+    }
+    sentence = "estimates: " + (what.get(chosen) or chosen + " of the blocks")
+    gap, where, point = max(apart, key=lambda entry: abs(entry[0]))
+    median, mean = estimate_under(point, "median"), estimate_under(point, "mean")
+    detail = f"{where}, mean {format_time(mean)} against median {format_time(median)}"
+    if abs(gap) <= ESTIMATORS_APART:
+        return [
+            f"{sentence}; mean and median of oli agree within {percent(abs(gap))} "
+            f"everywhere (widest: {detail})"
+        ]
+    return [
+        f"warning: {sentence}; the mean of oli departs from its median by up to "
+        f"{percent(abs(gap))} ({detail}): a few operations far longer than the rest (a rank "
+        "that lost its core, a late wake-up) weigh in the mean; trust the median on this "
+        "machine, or rerun where each rank has a core"
+    ]
+
+
 def _skip_sentences(run: Run) -> List[str]:
     return [f"skipped: {text}" for text in run.note_texts("skip")]
 
@@ -780,17 +833,38 @@ def _outside_bracket(
     return None
 
 
+def _negative_ol(point: Optional[Record]) -> Optional[Tuple[int, float]]:
+    """(rank, OL_i) for the most negative OL_i of an oli point, None when none is below 0. OL_i =
+    E_i − RTL_i/2 cannot be negative: E_i holds a message from i to the root, at least half a
+    round trip; below 0, the round trip subtracted was measured in other conditions than E_i."""
+    if point is None:
+        return None
+    values = _numbers(point["stats"].get("per_rank_ns"))
+    found = [(value, rank) for rank, value in enumerate(values) if value is not None and value < 0]
+    if not found:
+        return None
+    value, rank = min(found)
+    return rank, value
+
+
 def invalid_ranks(meta: Record, by_method: Mapping[str, Mapping[int, Record]]) -> Dict[int, str]:
     """Per rank count of one configuration, why none of its estimates can be trusted: more busy
-    ranks (and progress threads) than cores, or oli outside the bracket of seed 003 (a lower
-    bound above it, or an upper bound below it, beyond noise)."""
+    ranks (and progress threads) than cores, a negative OL_i, or oli outside the bracket of seed
+    003 (a lower bound above it, or an upper bound below it, beyond noise)."""
     counts = sorted({ranks for by_ranks in by_method.values() for ranks in by_ranks})
     found: Dict[int, str] = {}
     for ranks in counts:
         crowded = crowding(meta, ranks=ranks)
         outside = _outside_bracket(by_method, ranks)
+        negative = _negative_ol(by_method.get(OLI, {}).get(ranks))
         if crowded is not None:
             found[ranks] = f"not trustworthy: {crowded.text()}"
+        elif negative is not None:
+            rank, value = negative
+            found[ranks] = (
+                f"OL_{rank} is {format_time(value)}, below 0: the round trip subtracted from "
+                f"E_{rank} was measured in other conditions than E_{rank} itself"
+            )
         elif outside is not None:
             method, side = outside
             bound = "a lower" if side == "above" else "an upper"
@@ -861,6 +935,7 @@ def diagnose(run: Run) -> List[str]:
     return (
         sentences
         + _fastest_sentences(found, names)
+        + _estimator_sentences(found, names)
         + _quality_sentences(run)
         + _skip_sentences(run)
     )
@@ -942,13 +1017,37 @@ def _ranks_text(counts: Sequence[int]) -> str:
     return ", ".join(str(count) for count in counts) + " ranks"
 
 
+def _estimators_used(found: Series) -> List[str]:
+    return sorted(
+        {
+            estimator_of(point)
+            for by_method in found.values()
+            for by_ranks in by_method.values()
+            for point in by_ranks.values()
+        }
+    )
+
+
+def _estimator_difference(names: Tuple[str, str], found_a: Series, found_b: Series) -> List[str]:
+    """A caveat when the two runs did not estimate alike: a mean is above a median wherever a few
+    operations ran long, so part of any difference is the estimators'."""
+    used_a, used_b = _estimators_used(found_a), _estimators_used(found_b)
+    if not used_a or not used_b or used_a == used_b:
+        return []
+    return [
+        f"warning: {names[0]} estimates with the {' and '.join(used_a)} of its blocks, "
+        f"{names[1]} with the {' and '.join(used_b)}: part of every difference below is the "
+        "estimators' (each record holds both: latency_median_ns, latency_mean_ns)"
+    ]
+
+
 def compare(run_a: Run, run_b: Run) -> List[str]:
     """Per configuration in both runs, oli's latency of A against B: which is faster where."""
     names = run_names(run_a, run_b)
     found_a, found_b = series(run_a), series(run_b)
     shared = [c for c in found_a if c in found_b]
     texts = labels([*found_a, *found_b])
-    sentences = []
+    sentences = _estimator_difference(names, found_a, found_b)
     for config in shared:
         a, b = (dict(curve(found.get(config, {}).get(OLI, {}))) for found in (found_a, found_b))
         counts = sorted(set(a) & set(b))

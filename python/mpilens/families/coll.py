@@ -47,11 +47,22 @@ def wait(text: str) -> str:
     return text.strip()
 
 
-# The seed's rule is full's: blocks of 100 operations, 8 to 30 blocks, until their RSD is below 3%.
+def estimator(text: str) -> str:
+    if text.strip() not in analysis.ESTIMATORS:
+        raise MpilensError(
+            f'invalid estimator "{text}": choose from ' + ", ".join(analysis.ESTIMATORS)
+        )
+    return text.strip()
+
+
+# full is the seed's protocol: blocks of 100 operations, 8 to 30 blocks, until their RSD is below
+# 3%, each point the mean of its blocks; full-64k the same at the seed's other size. Options given
+# on the command line come after these and win.
 PRESETS = {
     "quick": ["--block", "10", "--min-blocks", "3", "--max-blocks", "5"],
     "default": ["--block", "50", "--min-blocks", "5", "--max-blocks", "15"],
-    "full": [],
+    "full": ["--estimator", "mean"],
+    "full-64k": ["--estimator", "mean", "--size", "64K"],
 }
 
 OPTIONS = (
@@ -90,6 +101,13 @@ OPTIONS = (
     ),
     FamilyOption(
         "--fast", "", "oli: measure in full only the candidates of a cheap pass, plus random checks"
+    ),
+    FamilyOption(
+        "--estimator",
+        "NAME",
+        "a point's estimate: median (of its blocks; of an oli block's operations) or mean (the "
+        "seed's); the other is recorded beside it (default median; full presets mean)",
+        estimator,
     ),
     FamilyOption(
         "--wait", "MODE", "how ranks wait: " + ", ".join(analysis.WAITS) + " (default auto)", wait

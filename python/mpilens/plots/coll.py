@@ -703,9 +703,18 @@ def _rsd(value: object) -> str:
     return "n/a" if number is None else f"{number:.1%}"
 
 
+def _estimate(point: Record, sample: Mapping[str, object], estimator: str) -> Optional[float]:
+    """The point's estimate under one estimator; files written before both were recorded have
+    their blocks' own."""
+    found = coll.estimate_under(point, estimator)
+    value = sample.get(estimator)
+    return found if found is not None else value if isinstance(value, (int, float)) else None
+
+
 def quality_table(run: Run) -> Markup:
-    """Every point: its estimate, the median of its block results with the confidence interval,
-    the RSD, the blocks and the time it took."""
+    """Every point: its estimate, the estimator it came from, both estimates (for oli, the largest
+    OL_i under each), the confidence interval of the blocks' median, the RSD, the blocks and the
+    time it took."""
     limit = coll.rsd_limit(run)
     rows, classes = [], []
     for config, by_method in coll.series(run).items():
@@ -721,7 +730,9 @@ def quality_table(run: Run) -> Markup:
                         method,
                         ranks,
                         format_time(coll.latency(point)),
-                        format_time(sample.get("median")),
+                        coll.estimator_of(point),
+                        format_time(_estimate(point, sample, "median")),
+                        format_time(_estimate(point, sample, "mean")),
                         f"{format_time(sample.get('ci_lo'))} – {format_time(sample.get('ci_hi'))}",
                         _rsd(rsd),
                         stats.get("blocks", "n/a"),
@@ -737,7 +748,9 @@ def quality_table(run: Run) -> Markup:
             "method",
             "ranks",
             "estimate",
-            "median of blocks",
+            "estimator",
+            "median",
+            "mean",
             "95% interval of the median",
             "RSD of blocks",
             "blocks",

@@ -2,6 +2,16 @@
 
 #include <math.h>
 
+const char *const coll_estimator_names[COLL_ESTIMATORS] = {"median", "mean"};
+
+double coll_estimate(const double *values, size_t n, coll_estimator_t estimator)
+{
+    ml_summary_t s;
+    if (ml_summarize(values, n, 0.95, &s) != 0)
+        return NAN;
+    return estimator == COLL_MEAN ? s.mean : s.median;
+}
+
 double coll_rsd(const double *values, size_t n)
 {
     if (n < 2)

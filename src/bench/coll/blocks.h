@@ -9,6 +9,17 @@
 
 #include "stats.h"
 
+/* How blocks make an estimate: the median (mpilens's default: a rank that loses its core for a
+ * millisecond moves a median little and a mean a lot) or the mean (the seed's: each point "the
+ * mean of several (between 8 and 30) reported measurements", each block the mean of M
+ * operations). */
+typedef enum { COLL_MEDIAN, COLL_MEAN, COLL_ESTIMATORS } coll_estimator_t;
+
+extern const char *const coll_estimator_names[COLL_ESTIMATORS];
+
+/* The median or the mean of n values (n > 0; the values are left as they are). */
+double coll_estimate(const double *values, size_t n, coll_estimator_t estimator);
+
 typedef struct {
     size_t fixed; /* > 0: exactly this many blocks (--reps N) */
     size_t min_blocks, max_blocks;

@@ -30,6 +30,11 @@ static void resolve_wait(coll_t *o)
         o->wait = strcmp(o->wait_name, "sleep") == 0 ? WAIT_SLEEP : WAIT_SPIN;
 }
 
+static void resolve_estimator(coll_t *o)
+{
+    o->estimator = strcmp(o->estimator_name, "mean") == 0 ? COLL_MEAN : COLL_MEDIAN;
+}
+
 static void check_options(coll_t *o)
 {
     ml_program_t *p = &o->prog;
@@ -96,6 +101,14 @@ static void doubles(ml_json_t *j, const char *key, const double *v, int n)
     ml_json_end_array(j);
 }
 
+/* NAME_median_ns or NAME_mean_ns: the estimate under one estimator, whichever was asked for. */
+static void write_estimate(ml_json_t *j, const char *name, coll_estimator_t estimator, double value)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s_%s_ns", name, coll_estimator_names[estimator]);
+    ml_json_double(j, key, value);
+}
+
 static void ranks_where(ml_json_t *j, const char *key, const int *flag, int n, int value)
 {
     ml_json_begin_array(j, key);
@@ -123,6 +136,7 @@ static void begin_point(coll_t *o, ml_json_t *j, const coll_point_t *pt, const c
     ml_json_int(j, "block", o->block);
     ml_json_int(j, "root", 0);
     ml_json_string(j, "wait", o->wait == WAIT_SLEEP ? "sleep" : "spin");
+    ml_json_string(j, "estimator", coll_estimator_names[o->estimator]);
     ml_json_bool(j, "fast", o->fast);
     if (from_method)
         ml_json_string(j, "from_method", from_method);
@@ -170,11 +184,10 @@ static void write_method(coll_t *o, const coll_point_t *pt, const char *method, 
     if (o->prog.rank != 0)
         return;
     ml_json_t j;
-    ml_stop_rule_t rule = sample_rule(o);
-    ml_summary_t s;
     begin_point(o, &j, pt, method, key, NULL);
-    ml_summarize(r->blocks.values, r->blocks.n, rule.ci_level, &s);
-    ml_json_double(&j, "latency_ns", s.median);
+    ml_json_double(&j, "latency_ns", coll_estimate(r->blocks.values, r->blocks.n, o->estimator));
+    for (int k = 0; k < COLL_ESTIMATORS; k++)
+        write_estimate(&j, "latency", (coll_estimator_t)k, coll_estimate(r->blocks.values, r->blocks.n, k));
     end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, actual_delay_ns, 0);
 }
 
@@ -217,6 +230,16 @@ static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const 
     ml_json_double(&j, "latency_ns", r->argmax >= 0 ? r->ol[r->argmax] : NAN);
     ml_json_int(&j, "argmax_rank", r->argmax);
     doubles(&j, "per_rank_ns", r->ol, np);
+    for (int k = 0; k < COLL_ESTIMATORS; k++) { /* the largest OL_i of the tasks measured in full */
+        double max = NAN;
+        for (int i = 0; i < np; i++)
+            if (r->measured[i] == 2 && !isnan(r->ol_by[k][i]) && (isnan(max) || r->ol_by[k][i] > max))
+                max = r->ol_by[k][i];
+        write_estimate(&j, "latency", (coll_estimator_t)k, max);
+        char key[64];
+        snprintf(key, sizeof key, "per_rank_%s_ns", coll_estimator_names[k]);
+        doubles(&j, key, r->ol_by[k], np);
+    }
     doubles(&j, "per_rank_e_ns", r->e, np);
     doubles(&j, "per_rank_rtl_ns", r->rtl, np);
     doubles(&j, "per_rank_clock_ns", r->clock_ol, np);
@@ -242,8 +265,8 @@ static long points_total(const coll_t *o)
     return (long)o->ops.n * (long)o->algos.n * per_pair;
 }
 
-/* Runs one usual method (everything but oli) and writes its record; returns the median of its
- * blocks on rank 0 (sendlat's is the gap that oli checks against). */
+/* Runs one usual method (everything but oli) and writes its record; returns its estimate on rank 0
+ * (sendlat's is the gap that oli checks against). */
 static double run_method(coll_t *o, const coll_point_t *pt, const char *method, int record)
 {
     char key[128];
@@ -266,9 +289,8 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
         snprintf(text, sizeof text, "%s: %s has no root to rotate; not measured", method, coll_op_names[pt->op]);
         ml_program_note(&o->prog, "skip", text, key);
     } else {
-        ml_summary_t s;
-        if (o->prog.rank == 0 && ml_summarize(r.blocks.values, r.blocks.n, 0.95, &s) == 0)
-            value = s.median;
+        if (o->prog.rank == 0 && r.blocks.n > 0)
+            value = coll_estimate(r.blocks.values, r.blocks.n, o->estimator);
         if (record)
             write_method(o, pt, method, key, &r, actual_delay);
     }
@@ -354,6 +376,10 @@ int main(int argc, char **argv)
         {"audits", ML_OPT_INT, "N", "1", NULL, "--fast: tasks drawn at random to check the candidate", &o.audits, 0,
          1000, NULL},
         {"seed", ML_OPT_INT, "N", "1", NULL, "--fast: seed of the random draw", &o.seed, 0, INT_MAX, NULL},
+        {"estimator", ML_OPT_CHOICE, "median|mean", "median", "median,mean",
+         "a point's estimate: the median of its blocks (each oli block the median of its operations), or "
+         "the mean of both (the seed's); the other is recorded beside it",
+         &o.estimator_name, 0, 0, NULL},
         {"wait", ML_OPT_CHOICE, "auto|spin|sleep", "auto", "auto,spin,sleep",
          "how ranks wait: spin, or sleep between checks (auto: sleep when ranks share cores)", &o.wait_name, 0, 0,
          NULL},
@@ -362,6 +388,7 @@ int main(int argc, char **argv)
     ml_program_init(&o.prog, &spec, options, argc, argv);
     check_options(&o);
     resolve_wait(&o);
+    resolve_estimator(&o);
     allocate_buffers(&o);
     MPI_Comm_dup(MPI_COMM_WORLD, &o.comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &o.ctl);

@@ -42,8 +42,9 @@ typedef struct {
     long block, min_blocks, max_blocks, audits, seed;
     double rsd;
     int fast;
-    const char *wait_name;
-    coll_wait_t wait; /* resolved from --wait */
+    const char *wait_name, *estimator_name;
+    coll_wait_t wait;           /* resolved from --wait */
+    coll_estimator_t estimator; /* resolved from --estimator */
     coll_block_rule_t rule;
 
     /* buffers of `size` bytes: the data, the result of a reduction, a receive buffer */
@@ -101,13 +102,14 @@ void coll_measure(coll_t *o, const coll_point_t *pt, coll_block_fn block, void *
 /* ---- oli.c ---- */
 typedef struct {
     int np;
-    double *ol, *e, *rtl;     /* per rank, NAN where not measured */
-    double *clock_ol;         /* the remedy's value for gap-bound ranks, else NAN */
-    double *cheap;            /* --fast: the cheap pass's estimate per rank, else NULL */
-    double *truth;            /* per rank, or NULL */
-    int *gap_bound;           /* per rank, 0/1 */
-    int *measured;            /* per rank: 0 not measured, 1 audited (one block), 2 in full */
-    ml_sample_t *rank_blocks; /* rank 0: OL per block of each task (internal) */
+    double *ol, *e, *rtl;           /* per rank under --estimator, NAN where not measured */
+    double *ol_by[COLL_ESTIMATORS]; /* OL per rank under each estimator */
+    double *clock_ol;               /* the remedy's value for gap-bound ranks, else NAN */
+    double *cheap;                  /* --fast: the cheap pass's estimate per rank, else NULL */
+    double *truth;                  /* per rank, or NULL */
+    int *gap_bound;                 /* per rank, 0/1 */
+    int *measured;                  /* per rank: 0 not measured, 1 audited (one block), 2 in full */
+    ml_sample_t *rank_blocks;       /* rank 0: OL per block of each task (internal) */
     ml_stop_t *rank_reason;
     double gap_ns;    /* root's gap: g_0 for bcast, E_0 for allreduce, NAN for reduce */
     double settle_ns; /* reduce and allreduce: the wait before each gated operation */
