@@ -18,6 +18,9 @@
  * communication of each. The solver runs on whatever communicator its grid names; the plain
  * program's is always MPI_COMM_WORLD. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, when built with -std=c11 alone */
+#if defined MPILENS_EXAMPLE_REORDER && !defined _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, for --initial standard */
+#endif
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
@@ -27,7 +30,11 @@
 #include <time.h>
 
 #ifdef MPILENS_EXAMPLE_REORDER
+#include <dirent.h>
+#include <sched.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "meta.h"
@@ -37,7 +44,7 @@
 
 #define PROGRAM "mpilens-example-cg-reorder"
 #include "reorder_checks.h"
-#define REORDER_USAGE " [--reorder ALGO] [--topology SPEC] [--output FILE]"
+#define REORDER_USAGE " [--reorder ALGO] [--topology SPEC] [--initial rr|random|standard] [--seed N] [--output FILE]"
 #else
 #define PROGRAM "mpilens-example-cg"
 #define REORDER_USAGE ""
@@ -57,16 +64,24 @@ typedef struct {
 #ifdef MPILENS_EXAMPLE_REORDER
     const char *reorder;  /* an algorithm of libmpilens-map, or "none" */
     const char *topology; /* a synthetic machine, rank r on its slot r; NULL: the real one */
+    const char *initial;  /* the initial mapping of seed 004's figure 7: rr, random, standard */
+    int seed;             /* --initial random: seed of the permutation */
     const char *output;
 #endif
 } options_t;
 
-/* The communicator the solver runs on, and the time its MPI calls took there (measured by the
- * reorder variant only). */
+/* The communicator the solver runs on, which block of the process grid each of its ranks holds,
+ * and the time its MPI calls took there (measured by the reorder variant only). */
 typedef struct {
     MPI_Comm comm;
+    const int *block_of; /* rank r holds block block_of[r]; NULL: block r */
+    const int *rank_of;  /* the inverse: block b is held by rank rank_of[b] */
     double comm_s;
 } net_t;
+
+static int block_of_rank(const net_t *n, int rank) { return n->block_of ? n->block_of[rank] : rank; }
+
+static int rank_of_block(const net_t *n, int block) { return n->rank_of ? n->rank_of[block] : block; }
 
 /* Sides of the local block, paired so that side ^ 1 is the opposite one. */
 enum { SOUTH, NORTH, DOWN, UP };
@@ -75,7 +90,8 @@ enum { SOUTH, NORTH, DOWN, UP };
  * for i in [1, nx], j in [1, ly], k in [1, lz]. Ghosts at the domain boundary stay zero. */
 typedef struct {
     net_t *net;
-    int rank;            /* in net->comm: it decides which block this rank holds */
+    int rank;            /* in net->comm */
+    int block;           /* the block of the process grid this rank holds (net->block_of) */
     int nx, ly, lz;      /* cells held here; all nx cells of x */
     int gy0, gz0;        /* global index of the first cell held here in y and z */
     size_t sx, sy, size; /* strides and length of a vector with its ghosts */
@@ -111,6 +127,10 @@ _Noreturn static void exit_help(int rank)
                "                    identity, packed, rr, random), or none (default treematch)\n"
                "  --topology SPEC   synthetic machine, rank r on its slot r, e.g. \"node:2 core:2\"\n"
                "                    (default: the machine the ranks run on)\n"
+               "  --initial MAP     initial mapping of the grid's blocks (seed 004, figure 7): rr (rank r\n"
+               "                    holds block r, default), random (a permutation drawn from --seed), or\n"
+               "                    standard (block r, each rank unbound from its cores first)\n"
+               "  --seed N          --initial random: seed of the permutation (default 1)\n"
                "  --output FILE     results file (default cg-reorder.jsonl)\n"
                "Solves on MPI_COMM_WORLD, reorders the ranks from the monitored setup iteration, solves\n"
                "again on the reordered communicator, and prints the times of both (docs/examples.md).\n",
@@ -138,6 +158,8 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
     *o = (options_t){.nx = 32, .ny = 32, .nz = 32, .iterations = 3000, .repeat = 1};
 #ifdef MPILENS_EXAMPLE_REORDER
     o->reorder = "treematch";
+    o->initial = "rr";
+    o->seed = 1;
     o->output = "cg-reorder.jsonl";
 #endif
     for (int a = 1; a < argc; a++) {
@@ -154,6 +176,7 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
         /* checked once MPI runs: the map library knows what they may be */
         const char **text = strcmp(option, "reorder") == 0    ? &o->reorder
                             : strcmp(option, "topology") == 0 ? &o->topology
+                            : strcmp(option, "initial") == 0  ? &o->initial
                             : strcmp(option, "output") == 0   ? &o->output
                                                               : NULL;
         if (text) {
@@ -166,6 +189,9 @@ static void parse_options(int rank, int argc, char **argv, options_t *o)
         const int_option_t ints[] = {
             {"iterations", &o->iterations, 1, 100000000},
             {"repeat", &o->repeat, 1, 10000},
+#ifdef MPILENS_EXAMPLE_REORDER
+            {"seed", &o->seed, 0, 1000000000},
+#endif
         };
         const grid_options_t grid = {&o->nx, &o->ny, &o->nz, MAX_CELLS};
         set_int_option(rank, &grid, ints, sizeof ints / sizeof ints[0], argc, argv, &a, equals, option);
@@ -204,14 +230,20 @@ static size_t *layer_cells(const grid_t *g, int side, int layer)
     return cells;
 }
 
+/* The rank holding the block `step` blocks away from this one, MPI_PROC_NULL off the grid. */
+static int neighbour_of(const grid_t *g, int inside, int step)
+{
+    return inside ? rank_of_block(g->net, g->block + step) : MPI_PROC_NULL;
+}
+
 static void halo_init(halo_t *h, const grid_t *g, int py, int pz, int wildcard)
 {
-    int cy = g->rank % py, cz = g->rank / py;
+    int cy = g->block % py, cz = g->block / py;
     h->net = g->net;
-    h->neighbour[SOUTH] = cy > 0 ? g->rank - 1 : MPI_PROC_NULL;
-    h->neighbour[NORTH] = cy < py - 1 ? g->rank + 1 : MPI_PROC_NULL;
-    h->neighbour[DOWN] = cz > 0 ? g->rank - py : MPI_PROC_NULL;
-    h->neighbour[UP] = cz < pz - 1 ? g->rank + py : MPI_PROC_NULL;
+    h->neighbour[SOUTH] = neighbour_of(g, cy > 0, -1);
+    h->neighbour[NORTH] = neighbour_of(g, cy < py - 1, 1);
+    h->neighbour[DOWN] = neighbour_of(g, cz > 0, -py);
+    h->neighbour[UP] = neighbour_of(g, cz < pz - 1, py);
     const int inner_layer[SIDES] = {1, g->ly, 1, g->lz}, ghost_layer[SIDES] = {0, g->ly + 1, 0, g->lz + 1};
     h->count[SOUTH] = h->count[NORTH] = g->nx * g->lz;
     h->count[DOWN] = h->count[UP] = g->nx * g->ly;
@@ -241,14 +273,15 @@ static void grid_init(grid_t *g, halo_t *h, const options_t *o, net_t *net)
     g->net = net;
     MPI_Comm_rank(net->comm, &g->rank);
     MPI_Comm_size(net->comm, &size);
+    g->block = block_of_rank(net, g->rank);
     MPI_Dims_create(size, 2, dims);
     int pz = dims[0], py = dims[1];
     if (o->ny < py || o->nz < pz)
         exit_usage(g->rank, "--ny %d --nz %d is too small for the %dx%d process grid of %d ranks", o->ny, o->nz, py, pz,
                    size);
     g->nx = o->nx;
-    split(o->ny, py, g->rank % py, &g->ly, &g->gy0);
-    split(o->nz, pz, g->rank / py, &g->lz, &g->gz0);
+    split(o->ny, py, g->block % py, &g->ly, &g->gy0);
+    split(o->nz, pz, g->block / py, &g->lz, &g->gz0);
     g->sx = (size_t)g->nx + 2;
     g->sy = g->sx * ((size_t)g->ly + 2);
     g->size = g->sy * ((size_t)g->lz + 2);
@@ -434,7 +467,8 @@ static double timed_solve(const grid_t *g, halo_t *h, vectors_t *v, const option
     return now() - start;
 }
 
-/* The problem as one rank of net->comm holds it: which block is decided by the rank there. */
+/* The problem as one rank of net->comm holds it: which block is decided by the rank there,
+ * through the placement of the blocks. */
 typedef struct {
     net_t net;
     grid_t grid;
@@ -442,9 +476,9 @@ typedef struct {
     vectors_t v;
 } problem_t;
 
-static void problem_init(problem_t *p, const options_t *o, MPI_Comm comm)
+static void problem_init(problem_t *p, const options_t *o, MPI_Comm comm, const int *block_of, const int *rank_of)
 {
-    p->net = (net_t){.comm = comm};
+    p->net = (net_t){.comm = comm, .block_of = block_of, .rank_of = rank_of};
     grid_init(&p->grid, &p->halo, o, &p->net);
     double **all[] = {&p->v.b, &p->v.x, &p->v.r, &p->v.p, &p->v.q};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -477,7 +511,7 @@ int main(int argc, char **argv)
     options_t opt;
     problem_t problem;
     int iterations, rank = start(&argc, &argv, &opt);
-    problem_init(&problem, &opt, MPI_COMM_WORLD);
+    problem_init(&problem, &opt, MPI_COMM_WORLD, NULL, NULL);
 
     double best = 0.0, residual = 0.0;
     for (int r = 0; r < opt.repeat; r++) {
@@ -498,9 +532,78 @@ int main(int argc, char **argv)
 
 /* ---------------------------------------------------------------- the reorder variant (seed 004, 6.5) */
 
-/* What the reordering runs with: the algorithm (none: no reordering), the machine, its text. */
+/* ---- the initial mapping (seed 004, figure 7) */
+
+/* Which block of the grid each rank holds before any reordering: the seed's three initial
+ * mappings. rr: rank r holds block r where the launcher put it (with ranks placed in order, the
+ * seed's "rank i on the i-th leftmost core"); random: a permutation of the blocks, the same on
+ * every rank; standard: block r, each rank unbound from its cores. */
 typedef struct {
-    int none;
+    int *block_of, *rank_of;
+} initial_t;
+
+/* A permutation of 0..n-1 from seed, by Fisher-Yates on a 64-bit LCG (Knuth's MMIX constants):
+ * every rank draws the same one, whatever its C library. */
+static void permutation(int n, unsigned seed, int *out)
+{
+    uint64_t state = seed * 2862933555777941757ULL + 3037000493ULL;
+    for (int i = 0; i < n; i++)
+        out[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((state >> 33) % (uint64_t)(i + 1));
+        int t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+    }
+}
+
+/* --initial standard: every thread of this process may run on every processor of the machine, as
+ * without binding; the kernel keeps only those the process may use. */
+static void unbind(void)
+{
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    long count = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < count && c < CPU_SETSIZE; c++)
+        CPU_SET((int)c, &all);
+    DIR *tasks = opendir("/proc/self/task");
+    struct dirent *entry;
+    int failed = !tasks || sched_setaffinity(0, sizeof all, &all) != 0;
+    while (tasks && (entry = readdir(tasks)))
+        if (entry->d_name[0] != '.' && sched_setaffinity((pid_t)atoi(entry->d_name), sizeof all, &all) != 0)
+            failed = 1;
+    if (tasks)
+        closedir(tasks);
+    if (failed)
+        die("unbinding this rank for --initial standard (sched_setaffinity)", strerror(errno));
+}
+
+static void initial_init(int rank, int size, const options_t *o, initial_t *in)
+{
+    int random = strcmp(o->initial, "random") == 0, standard = strcmp(o->initial, "standard") == 0;
+    if (!random && !standard && strcmp(o->initial, "rr") != 0)
+        exit_usage(rank, "invalid value \"%s\" for --initial: expected rr, random or standard", o->initial);
+    if (standard && o->topology)
+        exit_usage(rank, "--initial standard needs the real machine: with --topology, rank r is on slot r whatever "
+                         "its binding");
+    in->block_of = allocate((size_t)size, sizeof(int));
+    in->rank_of = allocate((size_t)size, sizeof(int));
+    if (random)
+        permutation(size, (unsigned)o->seed, in->block_of);
+    else
+        for (int r = 0; r < size; r++)
+            in->block_of[r] = r;
+    for (int r = 0; r < size; r++)
+        in->rank_of[in->block_of[r]] = r;
+    if (standard)
+        unbind();
+}
+
+/* What the reordering runs with: the algorithm (none: no reordering), the machine, its text, and
+ * whether the ranks' places on it are certain (always with --topology). */
+typedef struct {
+    int none, all_bound;
     mpilens_map_algo_t algo;
     mpilens_map_topology_t *topology; /* NULL: the machine the ranks run on */
     char text[512];                   /* room for any description (8 levels and their costs) */
@@ -539,10 +642,10 @@ static void reorder_init(int rank, int size, const options_t *o, reorder_t *ro)
                        slots, size);
         }
         ro->topology = t;
+        ro->all_bound = 1;
     } else {
         long *slot_of_rank = allocate((size_t)size, sizeof(long));
-        int all_bound;
-        check_map(mpilens_map_topology_of_comm(MPI_COMM_WORLD, &t, slot_of_rank, &all_bound),
+        check_map(mpilens_map_topology_of_comm(MPI_COMM_WORLD, &t, slot_of_rank, &ro->all_bound),
                   "finding the machine (mpilens_map_topology_of_comm)");
         free(slot_of_rank);
     }
@@ -555,11 +658,12 @@ static void reorder_init(int rank, int size, const options_t *o, reorder_t *ro)
  * solves; every rank learns whether it worked. */
 static ml_results_t *open_results(int rank, const options_t *o, int argc, char **argv)
 {
-    char text[6][32];
+    char text[7][32];
     int ints[] = {o->nx, o->ny, o->nz, o->iterations, o->repeat};
     for (int i = 0; i < 5; i++)
         snprintf(text[i], sizeof text[i], "%d", ints[i]);
     snprintf(text[5], sizeof text[5], "%.17g", o->tolerance);
+    snprintf(text[6], sizeof text[6], "%d", o->seed);
     int wildcard = o->wildcard;
     /* the values in effect, recorded as the benchmarks record theirs */
     ml_option_t table[] = {
@@ -572,6 +676,8 @@ static ml_results_t *open_results(int rank, const options_t *o, int argc, char *
         {"wildcard", ML_OPT_FLAG, NULL, NULL, NULL, NULL, &wildcard, 0, 0, NULL},
         {"reorder", ML_OPT_STRING, NULL, NULL, NULL, NULL, NULL, 0, 0, o->reorder},
         {"topology", ML_OPT_STRING, NULL, NULL, NULL, NULL, NULL, 0, 0, o->topology},
+        {"initial", ML_OPT_STRING, NULL, NULL, NULL, NULL, NULL, 0, 0, o->initial},
+        {"seed", ML_OPT_STRING, NULL, NULL, NULL, NULL, NULL, 0, 0, text[6]},
         {"output", ML_OPT_STRING, NULL, NULL, NULL, NULL, NULL, 0, 0, o->output},
         ML_OPTIONS_END,
     };
@@ -653,9 +759,18 @@ static double setup_iteration(problem_t *p, const options_t *o, int monitored, M
     return spent;
 }
 
-static void write_point(ml_results_t *results, const options_t *o, const reorder_t *ro, const outcome_t *before,
-                        const outcome_t *after, double reorder_s, const mpilens_map_cost_t *cost_before,
-                        const mpilens_map_cost_t *cost_after, const int *new_rank_of, int size)
+static void write_ints(ml_json_t *j, const char *key, const int *values, int n)
+{
+    ml_json_begin_array(j, key);
+    for (int i = 0; i < n; i++)
+        ml_json_int(j, NULL, values[i]);
+    ml_json_end_array(j);
+}
+
+static void write_point(ml_results_t *results, const options_t *o, const reorder_t *ro, const initial_t *in,
+                        const outcome_t *before, const outcome_t *after, double reorder_s,
+                        const mpilens_map_cost_t *cost_before, const mpilens_map_cost_t *cost_after,
+                        const int *new_rank_of, int size)
 {
     const char *algo = "none";
     if (!ro->none)
@@ -670,6 +785,9 @@ static void write_point(ml_results_t *results, const options_t *o, const reorder
     ml_json_int(&j, "iterations", o->iterations);
     ml_json_string(&j, "algo", algo);
     ml_json_string(&j, "topology", ro->text);
+    ml_json_string(&j, "initial", o->initial);
+    if (strcmp(o->initial, "random") == 0)
+        ml_json_int(&j, "seed", o->seed);
     ml_json_end_object(&j);
     ml_json_begin_object(&j, "stats");
     ml_json_double(&j, "comm_before_s", before->comm_s);
@@ -693,10 +811,9 @@ static void write_point(ml_results_t *results, const options_t *o, const reorder
     ml_json_double(&j, "residual_before", before->residual);
     ml_json_double(&j, "residual_after", after->residual);
     ml_json_int(&j, "iterations_done", before->iterations);
-    ml_json_begin_array(&j, "new_rank_of");
-    for (int r = 0; r < size; r++)
-        ml_json_int(&j, NULL, new_rank_of[r]);
-    ml_json_end_array(&j);
+    write_ints(&j, "new_rank_of", new_rank_of, size);
+    write_ints(&j, "block_of", in->block_of, size);
+    ml_json_int(&j, "all_bound", ro->all_bound);
     ml_json_end_object(&j);
     ml_json_end_object(&j);
     int failed = j.failed || ml_results_append(results, j.buf) != 0;
@@ -707,9 +824,10 @@ static void write_point(ml_results_t *results, const options_t *o, const reorder
     }
 }
 
-static void print_summary(const outcome_t *before, const outcome_t *after, double reorder_s,
+static void print_summary(const char *initial, const outcome_t *before, const outcome_t *after, double reorder_s,
                           const mpilens_map_cost_t *cost_before, const mpilens_map_cost_t *cost_after, int none)
 {
+    printf("initial %s\n", initial);
     printf("iterations %d\n", before->iterations);
     printf("residual_before %.17g\nresidual_after %.17g\n", before->residual, after->residual);
     printf("checksum_before %a\nchecksum_after %a\n", before->checksum, after->checksum);
@@ -736,11 +854,13 @@ int main(int argc, char **argv)
 {
     options_t opt;
     reorder_t ro;
+    initial_t initial;
     int size, rank = start(&argc, &argv, &opt);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    initial_init(rank, size, &opt, &initial);
     reorder_init(rank, size, &opt, &ro);
     problem_t world, moved;
-    problem_init(&world, &opt, MPI_COMM_WORLD);
+    problem_init(&world, &opt, MPI_COMM_WORLD, initial.block_of, initial.rank_of);
     ml_results_t *results = open_results(rank, &opt, argc, argv);
     check_monitor(MPI_M_init(), "MPI_M_init");
 
@@ -764,9 +884,9 @@ int main(int argc, char **argv)
                   "reordering (mpilens_map_reorder_session)");
         check_monitor(MPI_M_free(msid), "MPI_M_free");
         /* The seed's trick, monitoring the initialisation: the problem is generated from the rank
-         * in the communicator, so rank k of the new one builds block k itself and no data need
-         * move; the solve restarts from scratch there. */
-        problem_init(&moved, &opt, reordered);
+         * in the communicator, so rank k of the new one builds the block rank k held in the old one
+         * itself and no data need move; the solve restarts from scratch there. */
+        problem_init(&moved, &opt, reordered, initial.block_of, initial.rank_of);
         reorder_s += now() - start;
         second = &moved;
     }
@@ -775,8 +895,9 @@ int main(int argc, char **argv)
     MPI_Allreduce(&reorder_s, &slowest_reorder, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
     if (rank == 0) {
-        write_point(results, &opt, &ro, &before, &after, slowest_reorder, &cost_before, &cost_after, new_rank_of, size);
-        print_summary(&before, &after, slowest_reorder, &cost_before, &cost_after, ro.none);
+        write_point(results, &opt, &ro, &initial, &before, &after, slowest_reorder, &cost_before, &cost_after,
+                    new_rank_of, size);
+        print_summary(opt.initial, &before, &after, slowest_reorder, &cost_before, &cost_after, ro.none);
     }
     /* every rank has both residuals (they come from allreduces), so all of them agree */
     int status = 0;
@@ -795,6 +916,8 @@ int main(int argc, char **argv)
         MPI_Comm_free(&reordered);
     }
     problem_free(&world);
+    free(initial.block_of);
+    free(initial.rank_of);
     if (ro.topology)
         mpilens_map_topology_free(ro.topology);
     check_monitor(MPI_M_finalize(), "MPI_M_finalize");

@@ -312,6 +312,29 @@ def test_cg_gain_counts_the_reordering():
         "1e-10 after): the reordered run computes the same solution"]
 
 
+def _initial(point: dict, initial: str, seed: Optional[int] = None) -> dict:
+    point["params"]["initial"] = initial
+    if seed is not None:
+        point["params"]["seed"] = seed
+    return point
+
+
+def test_cg_initial_mappings_side_by_side():
+    """Seed figure 7: one solve reordered from each initial mapping; each point is named by its
+    mapping, and one sentence sets their gains side by side, in the seed's order."""
+    run = cg_run(_initial(cg_point(), "rr"),
+                 _initial(cg_point(comm_before=4.0, predicted=75.0), "random", 2),
+                 _initial(cg_point(comm_before=2.2), "standard"))
+    sentences = ma.diagnose(run)
+    assert ("cg_reorder by initial mapping (seed figure 7; 4 ranks, 32×32×32 grid, treematch): "
+            "the reordering's gain random (seed 2) +72% (predicted +75%), rr +45% (predicted "
+            "+50%), standard +50% (predicted +50%)") in sentences
+    assert any(s.startswith("cg_reorder (initial mapping random (seed 2)): on a 32×32×32 grid")
+               for s in sentences)
+    # a file from before --initial ran rr: it is compared with an rr point, not a random one
+    assert ma.cg_points(cg_run(cg_point()))[0].initial == "rr"
+
+
 def test_cg_loss_changed_residual_and_communication_only():
     point = cg_point(comm_after=1.9, reorder=0.4, residual_after=3e-2)
     for name in ("total_before_s", "total_after_s"):

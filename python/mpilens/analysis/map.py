@@ -754,6 +754,8 @@ class CgPoint:
     residual_after: Optional[float]
     new_rank_of: Optional[Tuple[int, ...]]
     meta: Record
+    # the initial mapping (seed §6.5, figure 7): rr, random (with its seed), standard (unbound)
+    initial: str = "rr"
 
     @property
     def gain_pct(self) -> float:
@@ -784,9 +786,9 @@ class CgPoint:
         return "×".join(str(n) for n in self.shape)
 
     @property
-    def identity(self) -> Tuple[Tuple[int, int, int], int, str, str, int]:
+    def identity(self) -> Tuple[Tuple[int, int, int], int, str, str, int, str]:
         """What two runs' points must share to be compared."""
-        return self.shape, self.iterations, self.algo, self.topology, self.ranks
+        return self.shape, self.iterations, self.algo, self.topology, self.ranks, self.initial
 
 
 def _cg_point(point: Record, meta: Record) -> Optional[CgPoint]:
@@ -832,7 +834,15 @@ def _cg_point(point: Record, meta: Record) -> Optional[CgPoint]:
         residual_after=number("residual_after"),
         new_rank_of=_permutation(stats.get("new_rank_of")),
         meta=meta,
+        initial=_initial_text(params),
     )
+
+
+def _initial_text(params: Record) -> str:
+    """Files written before --initial existed ran rr."""
+    name = _text(params.get("initial")) or "rr"
+    seed = record_integer(params.get("seed"))
+    return f"{name} (seed {seed})" if name == "random" and seed is not None else name
 
 
 def cg_points(run: Run) -> List[CgPoint]:
@@ -843,7 +853,14 @@ def cg_points(run: Run) -> List[CgPoint]:
     ]
     return sorted(
         found,
-        key=lambda entry: (entry.ranks, entry.shape, entry.iterations, entry.algo, entry.topology),
+        key=lambda entry: (
+            entry.ranks,
+            entry.shape,
+            entry.iterations,
+            entry.algo,
+            entry.topology,
+            entry.initial,
+        ),
     )
 
 
@@ -855,6 +872,7 @@ def cg_heads(found: Sequence[CgPoint]) -> List[str]:
         "iterations": lambda entry: iterations_text(entry.iterations),
         "algo": lambda entry: entry.algo or "unknown algorithm",
         "topology": lambda entry: f'topology "{entry.topology}"',
+        "initial": lambda entry: f"initial mapping {entry.initial}",
     }
     fields = [name for name in names if len({getattr(entry, name) for entry in found}) > 1]
     return [
@@ -969,6 +987,34 @@ def _cg_sentences(head: str, entry: CgPoint) -> List[str]:
     return [sentence for sentence in found if sentence is not None]
 
 
+def _initial_sentences(points: Sequence[CgPoint]) -> List[str]:
+    """Seed figure 7: the same solve reordered from several initial mappings, their gains side by
+    side (the reordering's time counted, and the model's prediction)."""
+    groups: Dict[Tuple[object, ...], List[CgPoint]] = {}
+    for entry in points:
+        if entry.algo != NO_REORDERING:
+            groups.setdefault(entry.identity[:-1], []).append(entry)
+    sentences = []
+    for group in groups.values():
+        if len({entry.initial for entry in group}) < 2:
+            continue
+        first = group[0]
+        parts = [
+            f"{entry.initial} {signed(entry.gain_pct)}"
+            + (
+                f" (predicted {signed(entry.predicted_pct)})"
+                if entry.predicted_pct is not None
+                else ""
+            )
+            for entry in group
+        ]
+        sentences.append(
+            f"{CG} by initial mapping (seed figure 7; {first.ranks} ranks, "
+            f"{first.shape_text} grid, {first.algo}): the reordering's gain " + ", ".join(parts)
+        )
+    return sentences
+
+
 # --- diagnosis -----------------------------------------------------------------------------------
 
 
@@ -981,6 +1027,7 @@ def diagnose(run: Run) -> List[str]:
     points = cg_points(run)
     for head, entry in zip(cg_heads(points), points):
         sentences += _cg_sentences(head, entry)
+    sentences += _initial_sentences(points)
     if not found and not points:
         sentences.append("warning: the run holds no complete allgather_groups or cg_reorder point")
     machines = [(grid.setting.topology, grid.meta) for grid in found] + [
