@@ -78,7 +78,7 @@ SEND, RECV, COLLECTIVE = "no-overlap-send", "no-overlap-recv", "no-overlap-colle
 # The symptom each overlap benchmark shows when it does not overlap; cpu, nload and control have
 # none the catalogue treats.
 OVERLAP_SYMPTOMS = {
-    **dict.fromkeys(("sender", "noncontig", "multi", "multi-same"), SEND),
+    **dict.fromkeys(("sender", "noncontig", "multi", "multi-same", "threads"), SEND),
     **dict.fromkeys(("receiver", "late", "bidir"), RECV),
     **dict.fromkeys(("ibcast", "iallreduce", "ialltoall"), COLLECTIVE),
 }

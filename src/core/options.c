@@ -29,6 +29,31 @@ static int list_add(ml_list_t *list, const char *item, size_t len)
     return 0;
 }
 
+const char *ml_options_scan(int argc, char **argv, const char *name)
+{
+    const char *value = NULL;
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, name, len) != 0)
+            continue;
+        const char *rest = argv[i] + 2 + len;
+        if (*rest == '=')
+            value = rest + 1;
+        else if (*rest == '\0' && i + 1 < argc)
+            value = argv[i + 1];
+    }
+    return value;
+}
+
+int ml_list_text_contains(const char *text, const char *item)
+{
+    size_t len = strlen(item);
+    for (const char *p = text; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, item, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
 static int parse_list(const ml_option_t *opt, const char *text, ml_list_t *out)
 {
     ml_list_t list = {0};

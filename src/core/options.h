@@ -83,6 +83,13 @@ void ml_options_json(const ml_option_t *table, ml_json_t *j, const char *key);
 
 int ml_list_contains(const ml_list_t *list, const char *item);
 
+/* The text of the last "--name VALUE" or "--name=VALUE" in argv[1..argc-1], NULL if none: for
+ * the options a program needs before MPI_Init_thread, before its table parses them. */
+const char *ml_options_scan(int argc, char **argv, const char *name);
+
+/* Whether the comma-separated text names item. */
+int ml_list_text_contains(const char *text, const char *item);
+
 /* The row named `name`, or NULL. */
 ml_option_t *ml_options_find(ml_option_t *table, const char *name);
 

@@ -44,15 +44,9 @@ void ml_program_exit_usage(ml_program_t *p, const char *fmt, ...)
  * scanned for it here, and the option table validates it afterwards like any other value. */
 static int requested_thread_level(int argc, char **argv, int fallback)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *value = NULL;
-        if (strncmp(argv[i], "--thread-level=", 15) == 0)
-            value = argv[i] + 15;
-        else if (strcmp(argv[i], "--thread-level") == 0 && i + 1 < argc)
-            value = argv[i + 1];
-        if (value)
-            ml_thread_level_parse(value, &fallback);
-    }
+    const char *value = ml_options_scan(argc, argv, "thread-level");
+    if (value)
+        ml_thread_level_parse(value, &fallback);
     return fallback;
 }
 
@@ -73,8 +67,7 @@ static ml_option_t *merge_options(ml_program_t *p, const ml_option_t *own)
          &p->resume, 0, 0, NULL},
         {"progress", ML_OPT_CHOICE, "auto|on|off", "auto", "auto,on,off",
          "progress lines on stderr (auto: only on a terminal)", &p->progress_mode, 0, 0, NULL},
-        {"thread-level", ML_OPT_CHOICE, "LEVEL", ml_thread_level_name(p->spec->thread_level),
-         "single,funneled,serialized,multiple",
+        {"thread-level", ML_OPT_CHOICE, "LEVEL", p->thread_level_default, "single,funneled,serialized,multiple",
          "MPI thread level to ask for; benchmarks needing more are skipped with a note", &p->thread_level_asked, 0, 0,
          NULL},
         ML_OPTIONS_END,
@@ -94,7 +87,13 @@ void ml_program_init(ml_program_t *p, const ml_program_spec_t *spec, const ml_op
     memset(p, 0, sizeof *p);
     p->spec = spec;
     snprintf(p->default_output, sizeof p->default_output, "%s.jsonl", spec->program);
-    MPI_Init_thread(&argc, &argv, requested_thread_level(argc, argv, spec->thread_level), &p->thread_level);
+    int level = spec->thread_level;
+    if (spec->thread_level_for_args) {
+        int needed = spec->thread_level_for_args(argc, argv);
+        level = needed > level ? needed : level;
+    }
+    snprintf(p->thread_level_default, sizeof p->thread_level_default, "%s", ml_thread_level_name(level));
+    MPI_Init_thread(&argc, &argv, requested_thread_level(argc, argv, level), &p->thread_level);
     /* After MPI_Init_thread: it may take its own arguments out of the command line. */
     p->argc = argc;
     p->argv = argv;

@@ -29,7 +29,11 @@ typedef struct {
     int thread_level;          /* MPI thread level asked for */
     int thread_level_required; /* below this the program cannot run at all; benchmarks that need
                                   more than this check p->thread_level themselves */
-    const char *default_reps;  /* default of --reps: "auto" or a count; NULL when the program sets it
+    /* Optional: a higher level than thread_level that the command line's own options need (a
+     * benchmark named explicitly), read from argv before MPI_Init_thread; --thread-level given
+     * explicitly still wins. */
+    int (*thread_level_for_args)(int argc, char **argv);
+    const char *default_reps; /* default of --reps: "auto" or a count; NULL when the program sets it
                                  with ml_options_default_late before ml_program_begin */
 } ml_program_spec_t;
 
@@ -49,7 +53,8 @@ typedef struct {
     double precision;
     const char *progress_mode;
     const char *thread_level_asked;
-    ml_stop_rule_t stop_rule; /* from --reps, set by ml_program_begin */
+    char thread_level_default[16]; /* --thread-level's default: the spec's, or its args' (above) */
+    ml_stop_rule_t stop_rule;      /* from --reps, set by ml_program_begin */
 
     ml_option_t *options;  /* the program's rows followed by the common ones */
     ml_results_t *results; /* rank 0 only */

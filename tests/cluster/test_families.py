@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, bin_dir, hosts_by_rank, meta_of, points_of
+from conftest import NODES, ROOT, bin_dir, hosts_by_rank, meta_of, points_of
 
 CHECK_COLL = ROOT / "tests" / "mpi" / "check_coll.py"
 PROGRESS_LIBRARY = "libmpilens-progress.so"
@@ -103,3 +103,24 @@ def test_overlap_maps_over_tcp_without_and_with_the_thread(cluster, flavour, tmp
     assert "4 ranks on the machine of hosts mlnode0 and mlnode1 (ranks 0-3) outnumber" in page
     assert ("4 ranks and 4 progress threads on the machine of hosts mlnode0 and mlnode1 "
             "(ranks 0-3) outnumber") in page
+
+
+def test_threads_communicate_across_the_nodes(cluster, flavour, tmp_path):
+    """mpilens-overlap's threads benchmark with one rank per node: the program asks for
+    MPI_THREAD_MULTIPLE itself, every thread's message reaches its own thread over TCP (the
+    program aborts otherwise), and the report counts the communicating threads in what shares
+    the machine's cores."""
+    output = tmp_path / "overlap-threads.jsonl"
+    cluster.run([*cluster.srun(flavour, ranks=2), bin_dir(flavour) / "mpilens-overlap",
+                 "--bench", "threads", "--sizes", "1K:64K", "--compute", "10us:80us",
+                 "--density", "1", "--reps", "3", "--output", output], cwd=tmp_path)
+    meta = meta_of(output)
+    assert meta["options"]["thread-level"] == "multiple" and meta["hosts"] == list(NODES)
+    points = points_of(output)
+    assert len(points) == meta["points_total"]
+    assert {p["params"].get("comm_threads") for p in points if p["bench"] != "ref-pingpong"} == {2}
+    cluster.run(cluster.mpilens("report", tmp_path), cwd=tmp_path)
+    if 2 <= meta["cpus_online"] < 4:  # 2 ranks and 2 more threads outnumber the cores
+        page = (tmp_path / "report.html").read_text()
+        crowded = f"2 ranks and 2 communicating threads share {meta['cpus_online']} cores"
+        assert f"not trustworthy: {crowded}" in page

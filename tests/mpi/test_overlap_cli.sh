@@ -3,7 +3,9 @@
 # - bad input ends with one clear line and exit status 2;
 # - a sweep of every benchmark yields every planned point, each holding what the contract lists,
 #   with ratios that follow from their stored ingredients (eq. 1);
-# - without MPI_THREAD_FUNNELED, nload is skipped with a note;
+# - without MPI_THREAD_FUNNELED, nload is skipped with a note; threads, which needs MULTIPLE, is
+#   skipped with a note under the default --bench all, and asks for MULTIPLE when named: each
+#   thread's message reaches its own thread (the program aborts otherwise);
 # - the blocking control, which cannot overlap, gives a ratio near 1 where the ratio is
 #   well-conditioned (both times >= 5 us, the longer at most 4x the shorter);
 # - with libmpilens-progress preloaded, the run records the thread as its progress setting, and
@@ -50,6 +52,9 @@ check(benches == expected, f"benches {sorted(benches ^ expected)} missing or une
 check(any("noncontig" in n and "below one 32-byte block" in n for n in notes), "no noncontig skip note")
 if ranks < 3:
     check(any("multi needs at least 3 ranks" in n for n in notes), "no multi skip note")
+check(meta["options"]["thread-level"] == "funneled", "--bench all asked for more than funneled")
+check(any(n.startswith("threads needs MPI_THREAD_MULTIPLE; asked for funneled") for n in notes),
+      "no threads skip note")
 map_stats = {"t_measured_ns", "t_comm_ns", "t_comp_ns", "lat0_ns", "ratio", "sample", "comp"}
 for p in points:
     b, s, params = p["bench"], p["stats"], p["params"]
@@ -81,6 +86,42 @@ for p in points:
         check(params.get("requests") == 4 and len(reference) == 1
               and reference[0]["params"].get("requests") == 4
               and s["t_comm_ns"] == reference[0]["stats"]["t_comm_ns"], f"{p['key']}: its reference")
+for e in errors[:20]:
+    print("FAIL:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+
+# threads, named: the program asks for MPI_THREAD_MULTIPLE itself; every point records its
+# threads, T_comm is its reference's, and the ratio is eq. 1. 3 threads at 4 ranks.
+team=$(( np >= 4 ? 3 : 2 ))
+run threads "$np" --bench threads --comm-threads "$team" --sizes 1K:16K --compute 10us:20us --density 1 \
+  --reps 3 --output "$work/threads.jsonl"
+[ "$(cat "$work/threads.status")" = 0 ] || fail "threads failed: $(tail -5 "$work/threads.err")"
+python3 - "$work/threads.jsonl" "$team" <<'PY' || failures=$((failures + 1))
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+team = int(sys.argv[2])
+meta, points = records[0], [r for r in records if r["type"] == "point"]
+errors = []
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+check(meta["options"]["thread-level"] == "multiple", f"asked for {meta['options']['thread-level']}")
+check(len(points) == meta["points_total"], f"{len(points)} points, {meta['points_total']} planned")
+references = {p["params"]["size_bytes"]: p for p in points if p["bench"] == "ref-threads"}
+maps = [p for p in points if p["bench"] == "threads"]
+check(len(references) == 5 and len(maps) == 10, f"{len(references)} references, {len(maps)} map points")
+for p in maps:
+    s, params = p["stats"], p["params"]
+    reference = references.get(params["size_bytes"])
+    check(params.get("comm_threads") == team and reference is not None
+          and reference["params"].get("comm_threads") == team
+          and s["t_comm_ns"] == reference["stats"]["t_comm_ns"], f"{p['key']}: its reference")
+    # T_comp is the span of the threads' computations: at least the computation asked for
+    check(s["t_comp_ns"] >= params["compute_ns"], f"{p['key']}: T_comp {s['t_comp_ns']} below the computation")
+    lo, hi = sorted((s["t_comm_ns"], s["t_comp_ns"]))
+    if lo > 0:
+        check(abs(s["ratio"] - (s["t_measured_ns"] - hi) / lo) < 1e-6, f"{p['key']}: ratio is not eq. 1")
 for e in errors[:20]:
     print("FAIL:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)

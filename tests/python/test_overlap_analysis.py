@@ -573,6 +573,23 @@ def test_ranks_and_progress_threads_beyond_the_cores_invalidate_the_maps():
         "not trustworthy: 2 ranks share 1 core"}
 
 
+def test_communicating_threads_beyond_the_cores_invalidate_the_threads_map():
+    # 2 ranks bound to a core each: the sender map fits; the threads map runs 3 threads in each
+    # busy rank (2 more than the rank's own), 6 on 2 cores, and is refused with their count
+    meta = {"cpus_online": 2, "binding": ["0", "1"]}
+    sender = sender_map(eager_below(4096), sizes=SIZES[:3], computes=BIG_COMPUTE)
+    threads = sender_map(lambda s, c: 0.5, "threads", sizes=SIZES[:3], computes=BIG_COMPUTE)
+    for point in threads:
+        point["params"]["comm_threads"] = 3
+    run = make_overlap_run(sender + threads, **meta)
+    assert set(overlap.grid(run, "sender").invalid) == {None}
+    assert set(overlap.grid(run, "threads").invalid) == {
+        "not trustworthy: 2 ranks and 4 communicating threads share 2 cores"}
+    # on 8 cores the same 6 threads fit
+    roomy = make_overlap_run(sender + threads, cpus_online=8, binding=["0-3", "4-7"])
+    assert set(overlap.grid(roomy, "threads").invalid) == {None}
+
+
 def test_sleeping_ranks_do_not_crowd_point_to_point_maps():
     # 4 ranks on 2 cores: ranks 2 and 3 sleep in sender, but compute in the collectives
     meta = {"ranks": 4, "cpus_online": 2, "hosts": ["vm"] * 4, "binding": ["0-1"] * 4}

@@ -24,7 +24,8 @@ def test_registered():
         "Does non-blocking communication progress while the program computes? Heat maps over "
         "message size × computation time (seed 000)")
     assert OVERLAP.preset_args("full") == ["--preset", "full"]
-    assert [option.name for option in OVERLAP.options] == ["--bench", "--kernel", "--omp-threads"]
+    assert [option.name for option in OVERLAP.options] == ["--bench", "--kernel", "--omp-threads",
+                                                       "--comm-threads"]
     assert families.get("sanity").options == ()
 
 
@@ -42,7 +43,7 @@ def test_bench_list_is_optional_and_suite_uses_defaults():
 
 @pytest.mark.parametrize("text,message", [
     ("sender,teleport", 'unknown benchmark "teleport": choose from sender, receiver, bidir, '
-                        "noncontig, cpu, nload, control, late, multi, multi-same, ibcast, "
+                        "noncontig, cpu, nload, control, late, multi, multi-same, threads, ibcast, "
                         "iallreduce, ialltoall, all"),
     ("ref-send", 'unknown benchmark "ref-send": choose from '),
     ("sender,,cpu", 'invalid benchmark list "sender,,cpu": expected names separated by commas, '
@@ -56,12 +57,16 @@ def test_bad_bench_list(text, message):
 def test_the_kernel_is_passed_on():
     assert forwarded("overlap", "--kernel", "openmp", "--omp-threads", "3") == [
         "--kernel", "openmp", "--omp-threads", "3"]
+    assert forwarded("overlap", "--bench", "threads", "--comm-threads", "4") == [
+        "--bench", "threads", "--comm-threads", "4"]
 
 
 @pytest.mark.parametrize("argv,message", [
     (("--kernel", "gpu"), 'argument --kernel: invalid kernel "gpu": choose from time, openmp'),
     (("--omp-threads", "0"), 'argument --omp-threads: invalid --omp-threads "0": expected a number '
                              "of threads from 1 to 1024"),
+    (("--comm-threads", "1"), 'argument --comm-threads: invalid --comm-threads "1": expected a '
+                              "number of threads from 2 to 16"),
 ])
 def test_bad_kernel_is_refused_before_launch(argv, message):
     line = one_line_error(run_cli("overlap", *argv))

@@ -183,8 +183,22 @@ static void test_options_json(void)
     CHECK(strstr(text, "  --options-json") != NULL);
 }
 
+/* Options read before MPI_Init_thread: the last of either spelling; names that only begin
+ * alike, and a name without its value at the end, are not it. */
+static void test_scan(void)
+{
+    CHECK(ml_options_scan(ARGS("--bench", "sender,threads", "--reps", "3"), "bench") != NULL);
+    CHECK_STR(ml_options_scan(ARGS("--bench", "a", "--bench=b,c"), "bench"), "b,c");
+    CHECK(ml_options_scan(ARGS("--benches", "x", "--bench"), "bench") == NULL);
+    CHECK_STR(ml_options_scan(ARGS("--thread-level=multiple"), "thread-level"), "multiple");
+    CHECK(ml_list_text_contains("sender,threads", "threads") && ml_list_text_contains("threads", "threads"));
+    CHECK(!ml_list_text_contains("sender,threadsx", "threads") && !ml_list_text_contains("nthreads", "threads"));
+    CHECK(!ml_list_text_contains("all", "threads"));
+}
+
 int main(void)
 {
+    test_scan();
     test_defaults_and_values();
     test_options_json();
     test_late_default();

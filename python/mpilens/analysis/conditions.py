@@ -171,16 +171,26 @@ class Crowding:
     ranks: int
     threads: int
     cores: int
+    # threads the measurement itself runs in its busy ranks beside their own (seed 000's
+    # communicating threads), and what to call them
+    bench_threads: int = 0
+    bench_thread_label: str = "thread"
 
     @property
     def excess(self) -> int:
-        return self.ranks + self.threads - self.cores
+        return self.ranks + self.threads + self.bench_threads - self.cores
 
     def text(self) -> str:
-        """ "3 ranks share 2 cores", "2 ranks and 2 progress threads share 2 cores"."""
-        threads = f" and {counted(self.threads, 'progress thread')}" if self.threads else ""
-        verb = "shares" if self.ranks + self.threads == 1 else "share"
-        return f"{counted(self.ranks, 'rank')}{threads} {verb} {counted(self.cores, 'core')}"
+        """ "3 ranks share 2 cores", "2 ranks and 2 progress threads share 2 cores",
+        "2 ranks, 2 communicating threads and 1 progress thread share 2 cores"."""
+        parts = [counted(self.ranks, "rank")]
+        if self.bench_threads:
+            parts.append(counted(self.bench_threads, self.bench_thread_label))
+        if self.threads:
+            parts.append(counted(self.threads, "progress thread"))
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+        verb = "shares" if self.ranks + self.threads + self.bench_threads == 1 else "share"
+        return f"{listed} {verb} {counted(self.cores, 'core')}"
 
 
 def _even_machines(ranks: int, nodes: int) -> List[List[int]]:
@@ -190,14 +200,19 @@ def _even_machines(ranks: int, nodes: int) -> List[List[int]]:
 
 
 def crowding(
-    meta: Record, ranks: Optional[int] = None, busy: Optional[Sequence[int]] = None
+    meta: Record,
+    ranks: Optional[int] = None,
+    busy: Optional[Sequence[int]] = None,
+    bench_threads: Tuple[int, str] = (0, "thread"),
 ) -> Optional[Crowding]:
     """The most crowded machine of a run where busy ranks plus progress threads outnumber the
     cores they may run on; None when none does or the meta record cannot tell.
 
     ranks: the rank count of the measurement when it is not the meta record's (coll's series of
     files; its ranks are then taken as spread evenly over the nodes); busy: the ranks that
-    compute or poll during the measurement (the others sleep), all by default. A machine's cores
+    compute or poll during the measurement (the others sleep), all by default; bench_threads:
+    the threads each busy rank runs for the measurement beside its own, and their name. A
+    machine's cores
     are its ranks' bound CPUs together when every binding is known, else cpus_online."""
     recorded = record_integer(meta.get("ranks"))
     ranks = ranks if ranks is not None else recorded
@@ -222,8 +237,13 @@ def crowding(
         cores = cpus
         if bound and all(cpu is not None for cpu in bound):
             cores = min(cpus, len(set().union(*(cpu for cpu in bound if cpu is not None))))
+        busy_here = sum(rank in working for rank in members)
         found = Crowding(
-            sum(rank in working for rank in members), sum(threads[r] for r in members), cores
+            busy_here,
+            sum(threads[r] for r in members),
+            cores,
+            busy_here * bench_threads[0],
+            bench_threads[1],
         )
         if found.excess > 0 and (worst is None or found.excess > worst.excess):
             worst = found

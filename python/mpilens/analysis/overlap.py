@@ -23,7 +23,7 @@ from .conditions import crowding
 # Every benchmark of docs/overlap.md, in the order reports draw them: the seed's figures first.
 BENCHES = program_options.choices("mpilens-overlap", "bench")
 COLLECTIVES = ("ibcast", "iallreduce", "ialltoall")
-SENDER, CPU, NLOAD, CONTROL = "sender", "cpu", "nload", "control"
+SENDER, CPU, NLOAD, CONTROL, THREADS = "sender", "cpu", "nload", "control", "threads"
 
 LABELS = {
     "sender": "sender-side",
@@ -36,6 +36,7 @@ LABELS = {
     "late": "late receiver",
     "multi": "several peers",
     "multi-same": "several requests to one peer",
+    "threads": "several threads communicating",
     "ibcast": "MPI_Ibcast",
     "iallreduce": "MPI_Iallreduce",
     "ialltoall": "MPI_Ialltoall",
@@ -60,6 +61,9 @@ MEASURES = {
     "multi": "MPI_Isend to several peers at once, compute, MPI_Waitall: several requests in flight",
     "multi-same": "4 MPI_Isend to the same peer at once, compute, MPI_Waitall: several requests "
     "in flight on one connection",
+    "threads": "under MPI_THREAD_MULTIPLE, each of --comm-threads threads of rank 0 posts its own "
+    "MPI_Isend to rank 1, computes and waits, while rank 1's threads receive one message each: "
+    "whether messages of several threads progress while those threads compute",
     "ibcast": "every rank starts MPI_Ibcast from rank 0 at the same time, computes, then waits; "
     "colour is the worst rank's ratio",
     "iallreduce": "every rank starts MPI_Iallreduce (bitwise or of bytes) at the same time, "
@@ -182,6 +186,7 @@ T_COMM_REFERENCES = {
     "cpu": "ref-send",
     "multi": "ref-multi",
     "multi-same": "ref-multi-same",
+    "threads": "ref-threads",
     **{bench: f"ref-{bench}" for bench in COLLECTIVES},
 }
 
@@ -455,8 +460,15 @@ ALL_RANKS_BUSY = ("multi", *COLLECTIVES)
 
 def crowded_reason(run: Run, bench: str) -> Optional[str]:
     """ "not trustworthy: 2 ranks and 2 progress threads share 2 cores" when the ranks busy in
-    bench and the helper threads outnumber the cores of a machine."""
-    found = crowding(run.meta, busy=None if bench in ALL_RANKS_BUSY else (0, 1))
+    bench, the threads it runs beside them and the helper threads outnumber the cores of a
+    machine."""
+    teams = [record_number(p["params"].get("comm_threads")) for p in run.points_of(bench)]
+    extra = int(max((team for team in teams if team), default=1)) - 1 if bench == THREADS else 0
+    found = crowding(
+        run.meta,
+        busy=None if bench in ALL_RANKS_BUSY else (0, 1),
+        bench_threads=(extra, "communicating thread"),
+    )
     return None if found is None else f"not trustworthy: {found.text()}"
 
 

@@ -28,6 +28,7 @@ SYMPTOM_OF = {
     "noncontig": "no-overlap-send",
     "multi": "no-overlap-send",
     "multi-same": "no-overlap-send",
+    "threads": "no-overlap-send",
     "receiver": "no-overlap-recv",
     "late": "no-overlap-recv",
     "bidir": "no-overlap-recv",

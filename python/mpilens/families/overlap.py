@@ -1,6 +1,8 @@
 """The overlap family (seed 000): does non-blocking communication progress while the program
 computes?"""
 
+from typing import Callable
+
 from .. import program_options
 from ..analysis import overlap as analysis
 from ..analysis import overlap_costs
@@ -14,7 +16,6 @@ from ..program_command import COMMAND
 BENCHES = Names(analysis.BENCHES, "benchmark", "sender,receiver")
 # --kernel: the computation (docs/programs/mpilens-overlap.md).
 KERNELS = program_options.choices("mpilens-overlap", "kernel")
-OMP_THREADS_MAX = 1024
 
 
 def kernel(text: str) -> str:
@@ -23,13 +24,20 @@ def kernel(text: str) -> str:
     return text.strip()
 
 
-def omp_threads(text: str) -> str:
-    if not text.strip().isdigit() or not 1 <= int(text) <= OMP_THREADS_MAX:
-        raise MpilensError(
-            f'invalid --omp-threads "{text}": expected a number of threads from 1 to '
-            f"{OMP_THREADS_MAX}"
-        )
-    return text.strip()
+def thread_count(option: str, least: int = 0) -> Callable[[str], str]:
+    """The check of a program option that counts threads, within the program's own bounds and
+    at least `least`."""
+    low, high = program_options.int_range("mpilens-overlap", option)
+    low = max(low, least)
+
+    def check(text: str) -> str:
+        if not text.strip().isdigit() or not low <= int(text) <= high:
+            raise MpilensError(
+                f'invalid --{option} "{text}": expected a number of threads from {low} to {high}'
+            )
+        return text.strip()
+
+    return check
 
 
 FAMILY = Family(
@@ -59,7 +67,15 @@ FAMILY = Family(
             "--omp-threads",
             "N",
             "--kernel openmp: the region's threads (default: the processing units of each rank)",
-            omp_threads,
+            # 0 is the program's own value under the time kernel, not a user's
+            thread_count("omp-threads", least=1),
+        ),
+        FamilyOption(
+            "--comm-threads",
+            "N",
+            "threads: the threads of each rank that communicate at once (default 2; the benchmark "
+            "needs MPI_THREAD_MULTIPLE, which naming it in --bench asks for)",
+            thread_count("comm-threads"),
         ),
     ),
     compare_parts=plots.compare_parts,

@@ -16,7 +16,8 @@
 #include "series.h"
 #include "sync.h"
 
-#define BENCHES "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,multi-same,ibcast,iallreduce,ialltoall"
+#define BENCHES                                                                                                        \
+    "sender,receiver,bidir,noncontig,cpu,nload,control,late,multi,multi-same,threads,ibcast,iallreduce,ialltoall"
 
 int overlap_selected(const overlap_t *o, const char *bench) { return ml_list_contains(&o->benches, bench); }
 
@@ -151,6 +152,8 @@ static size_t buffer_bytes(const overlap_t *o)
         need = (size_t)o->noncontig_sizes[o->n_noncontig - 1] / NONCONTIG_BLOCK * NONCONTIG_STRIDE;
     if (overlap_selected(o, "ialltoall") && largest * (size_t)o->prog.size > need)
         need = largest * (size_t)o->prog.size;
+    if (overlap_selected(o, "threads") && largest * (size_t)o->comm_threads > need)
+        need = largest * (size_t)o->comm_threads; /* each thread its own slot */
     return need > largest ? need : largest;
 }
 
@@ -207,6 +210,15 @@ double overlap_write_map_point(overlap_t *o, const char *bench, const char *key,
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* The threads benchmark needs MPI_THREAD_MULTIPLE, which costs some libraries a lock in every
+ * call: it is asked for when --bench names threads, not under the default "all" (where threads
+ * is skipped with a note unless --thread-level multiple is given). */
+static int thread_level_for_args(int argc, char **argv)
+{
+    const char *benches = ml_options_scan(argc, argv, "bench");
+    return benches && ml_list_text_contains(benches, "threads") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+}
+
 static void note_skips(overlap_t *o)
 {
     if (o->prog.resume)
@@ -228,10 +240,12 @@ int main(int argc, char **argv)
         .summary = "Does non-blocking communication progress while the program computes? Measures the overhead\n"
                    "ratio of seed 000 over message size x computation time for each benchmark: sender, receiver,\n"
                    "bidir, noncontig, cpu, nload, plus a blocking control, late receivers, several pending\n"
-                   "requests and non-blocking collectives (docs/overlap.md). Needs at least 2 ranks.",
-        /* nload needs FUNNELED; without it nload alone is skipped */
+                   "requests, several communicating threads and non-blocking collectives (docs/overlap.md).\n"
+                   "Needs at least 2 ranks.",
+        /* nload needs FUNNELED, threads MULTIPLE; without it they alone are skipped */
         .thread_level = MPI_THREAD_FUNNELED,
         .thread_level_required = MPI_THREAD_SINGLE,
+        .thread_level_for_args = thread_level_for_args,
         .default_reps = NULL,
     };
     overlap_t o;
@@ -255,6 +269,10 @@ int main(int argc, char **argv)
         {"omp-threads", ML_OPT_INT, "N", NULL, NULL,
          "--kernel openmp: the region's threads, 1 to 1024 (default: the processing units the rank may use)",
          &o.omp_threads, 0, 1024, NULL},
+        {"comm-threads", ML_OPT_INT, "N", "2", NULL,
+         "threads: the threads of each rank that communicate at once, 2 to 16 (needs MPI_THREAD_MULTIPLE, asked "
+         "for when --bench names threads)",
+         &o.comm_threads, 2, 16, NULL},
         {"decide", ML_OPT_CHOICE, "on|off", NULL, "on,off",
          "on: a map point stops once its ratio's class is decided (at least 6 repetitions; beyond --reps only "
          "with time decided points saved, at most 4x --reps); "

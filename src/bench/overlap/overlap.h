@@ -52,6 +52,7 @@ typedef struct {
     long max_threads;
     const char *kernel; /* the computation: "time" or "openmp" (kernel.c) */
     long omp_threads;   /* openmp: the region's threads; 0 under the time kernel */
+    long comm_threads;  /* threads: the threads that each send (or receive) one message */
     const char *decide; /* "on": map points stop once their class is decided (decide.c) */
     double saved_ns;    /* rank 0, --decide on: time decided points saved against --reps each */
 
@@ -71,12 +72,14 @@ typedef struct {
     double send_ns[MAX_VALUES];
     double multi_comm_ns[MAX_VALUES];
     double same_comm_ns[MAX_VALUES];
+    double threads_comm_ns[MAX_VALUES];
     /* each reference's median interval relative to its median: [lo, hi], {1, 1} when unknown */
     double one_way_rel[MAX_VALUES][2];
     double noncontig_one_way_rel[MAX_VALUES][2];
     double send_rel[MAX_VALUES][2];
     double multi_comm_rel[MAX_VALUES][2];
     double same_comm_rel[MAX_VALUES][2];
+    double threads_comm_rel[MAX_VALUES][2];
 
     /* message buffers, large enough for the largest message of every selected benchmark */
     char *send_buf, *recv_buf;
@@ -131,6 +134,8 @@ const ml_stop_rule_t *overlap_reference_rule(const overlap_t *o, ml_stop_rule_t 
 int64_t overlap_compute(const overlap_t *o, int64_t ns);
 
 /* p2p.c */
+/* Whether the threads benchmark can run: it needs MPI_THREAD_MULTIPLE. */
+int p2p_threads_possible(const overlap_t *o);
 long p2p_points(const overlap_t *o);
 void p2p_run(overlap_t *o);
 /* One point of the blocking ping-pong between ranks 0 and 1 (both call it); on rank 0 fills t

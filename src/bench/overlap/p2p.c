@@ -5,16 +5,19 @@
  * time becomes T_measured. One driver runs every row: ready-first handshake with each follower,
  * one warm-up repetition, then repetitions until the stopping rule says stop. */
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "compute.h"
+#include "meta.h"
 #include "overlap.h"
 #include "sync.h"
 
-enum { TAG_DATA = 1, TAG_ACK, TAG_CTS };
+/* threads: thread i sends and receives on tag TAG_THREAD + i */
+enum { TAG_DATA = 1, TAG_ACK, TAG_CTS, TAG_THREAD };
 enum { LEADER = 0 };
 /* multi-same: the requests in flight at once to the one peer */
 enum { SAME_REQUESTS = 4 };
@@ -25,6 +28,7 @@ typedef struct {
     MPI_Datatype type;
     int64_t compute_ns;
     int first, last; /* the followers: ranks first..last */
+    int threads;     /* threads: the communicating threads of each side; 1 elsewhere */
 } p2p_point_t;
 
 /* How a leader's sequence time becomes the sample value (docs/overlap.md, column T_measured). */
@@ -209,11 +213,74 @@ static void follow_same(overlap_t *o, const p2p_point_t *pt)
     MPI_Send(NULL, 0, MPI_BYTE, LEADER, TAG_ACK, o->comm);
 }
 
+/* comm_threads threads of the leader each send their own message to rank 1 on their own tag,
+ * compute and wait, all at once (MPI_THREAD_MULTIPLE; seed 000's future work, "multi-threaded
+ * communication"); rank 1's threads each receive theirs; one acknowledgement once all are done.
+ * The computation is each thread's own busy loop, and T_comp their span. Thread i sends
+ * from its own slot of the buffer, filled with THREAD_BYTE(i), so that the receiver can tell a
+ * message matched by the wrong thread. */
+#define THREAD_BYTE(i) ((char)(0x40 + (i)))
+
+/* The region must have exactly the threads asked for: a follower thread waits for each message. */
+static void check_team(const p2p_point_t *pt)
+{
+    if (omp_get_num_threads() != pt->threads) {
+        fprintf(stderr, "mpilens-overlap: threads: OpenMP gave %d threads, not %d (OMP_THREAD_LIMIT?)\n",
+                omp_get_num_threads(), pt->threads);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+/* Thread i's slot of a buffer: slots are as long as the largest size (overlap.c sizes the buffers). */
+static size_t slot_len(const overlap_t *o) { return o->n_sizes ? (size_t)o->size_values[o->n_sizes - 1] : 0; }
+static char *slot(const overlap_t *o, char *buf, int i) { return buf + (size_t)i * slot_len(o); }
+
+static void lead_threads(overlap_t *o, const p2p_point_t *pt, int64_t *seq, int64_t *comp)
+{
+    int64_t first = INT64_MAX, last = 0;
+    int64_t t0 = ml_clock_ns();
+#pragma omp parallel num_threads(pt->threads) reduction(min : first) reduction(max : last)
+    {
+        check_team(pt);
+        int i = omp_get_thread_num();
+        MPI_Request r;
+        MPI_Isend(slot(o, o->send_buf, i), pt->count, pt->type, pt->first, TAG_THREAD + i, o->comm, &r);
+        first = ml_clock_ns();
+        ml_compute_time(pt->compute_ns);
+        last = ml_clock_ns();
+        wait(&r);
+    }
+    MPI_Recv(NULL, 0, MPI_BYTE, pt->first, TAG_ACK, o->comm, MPI_STATUS_IGNORE);
+    *seq = ml_clock_ns() - t0;
+    /* the computation's span, from the first thread's start to the last one's end: threads that
+     * share a core compute one after the other, and the computation alone then takes that long */
+    *comp = pt->compute_ns > 0 ? last - first : 0;
+}
+
+static void follow_threads(overlap_t *o, const p2p_point_t *pt)
+{
+    int wrong = 0;
+#pragma omp parallel num_threads(pt->threads) reduction(+ : wrong)
+    {
+        check_team(pt);
+        int i = omp_get_thread_num();
+        char *mine = slot(o, o->recv_buf, i);
+        MPI_Recv(mine, pt->count, pt->type, LEADER, TAG_THREAD + i, o->comm, MPI_STATUS_IGNORE);
+        wrong += pt->size > 0 && (mine[0] != THREAD_BYTE(i) || mine[pt->size - 1] != THREAD_BYTE(i));
+    }
+    if (wrong) {
+        fprintf(stderr, "mpilens-overlap: threads: %d thread(s) received another thread's message\n", wrong);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Send(NULL, 0, MPI_BYTE, LEADER, TAG_ACK, o->comm);
+}
+
 static const p2p_bench_t ref_pingpong = {"ref-pingpong", lead_pingpong, follow_pingpong, SEQUENCE};
 static const p2p_bench_t ref_noncontig = {"ref-noncontig", lead_pingpong, follow_pingpong, SEQUENCE};
 static const p2p_bench_t ref_send = {"ref-send", lead_send, follow_recv, SEQUENCE};
 static const p2p_bench_t ref_multi = {"ref-multi", lead_multi, follow_and_ack, MINUS_LAT0};
 static const p2p_bench_t ref_same = {"ref-multi-same", lead_same, follow_same, MINUS_LAT0};
+static const p2p_bench_t ref_threads = {"ref-threads", lead_threads, follow_threads, MINUS_LAT0};
 
 static const p2p_bench_t maps[] = {
     {"sender", lead_sender, follow_and_ack, MINUS_LAT0},
@@ -225,6 +292,7 @@ static const p2p_bench_t maps[] = {
     {"late", lead_late, follow_late, SEQUENCE},
     {"multi", lead_multi, follow_and_ack, MINUS_LAT0},
     {"multi-same", lead_same, follow_same, MINUS_LAT0},
+    {"threads", lead_threads, follow_threads, MINUS_LAT0},
 };
 #define N_MAPS (sizeof maps / sizeof maps[0])
 
@@ -301,13 +369,14 @@ static ml_stop_t run_point(overlap_t *o, const p2p_bench_t *b, const p2p_point_t
 static int is_noncontig(const p2p_bench_t *b) { return strcmp(b->name, "noncontig") == 0 || b == &ref_noncontig; }
 static int is_multi(const p2p_bench_t *b) { return strcmp(b->name, "multi") == 0 || b == &ref_multi; }
 static int is_same(const p2p_bench_t *b) { return strcmp(b->name, "multi-same") == 0 || b == &ref_same; }
+static int is_threads(const p2p_bench_t *b) { return strcmp(b->name, "threads") == 0 || b == &ref_threads; }
 
 /* The parameter a benchmark records beside size and computation: multi's peers, multi-same's
- * requests; NULL for the others. */
+ * requests, threads' comm_threads; NULL for the others. */
 static const char *extra_param(const p2p_bench_t *b, const p2p_point_t *pt, int *value)
 {
-    *value = is_multi(b) ? pt->last - pt->first + 1 : SAME_REQUESTS;
-    return is_multi(b) ? "peers" : is_same(b) ? "requests" : NULL;
+    *value = is_multi(b) ? pt->last - pt->first + 1 : is_threads(b) ? pt->threads : SAME_REQUESTS;
+    return is_multi(b) ? "peers" : is_same(b) ? "requests" : is_threads(b) ? "comm_threads" : NULL;
 }
 
 /* The point's message: contiguous bytes, or size/32 blocks of the seed's vector type. The type
@@ -319,7 +388,8 @@ static p2p_point_t make_point(const overlap_t *o, const p2p_bench_t *b, int64_t 
                       .type = MPI_BYTE,
                       .compute_ns = compute_ns,
                       .first = 1,
-                      .last = is_multi(b) ? o->prog.size - 1 : 1};
+                      .last = is_multi(b) ? o->prog.size - 1 : 1,
+                      .threads = is_threads(b) ? (int)o->comm_threads : 1};
     if (is_noncontig(b)) {
         MPI_Type_vector((int)(size / NONCONTIG_BLOCK), NONCONTIG_BLOCK, NONCONTIG_STRIDE, MPI_CHAR, &pt.type);
         MPI_Type_commit(&pt.type);
@@ -360,11 +430,16 @@ static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i, cons
         *rel = o->same_comm_rel[i];
         return o->same_comm_ns[i];
     }
+    if (is_threads(b)) {
+        *rel = o->threads_comm_rel[i];
+        return o->threads_comm_ns[i];
+    }
     *rel = o->one_way_rel[i];
     return o->one_way_ns[i];
 }
 
 static int multi_possible(const overlap_t *o) { return o->prog.size >= 3; }
+int p2p_threads_possible(const overlap_t *o) { return o->prog.thread_level >= MPI_THREAD_MULTIPLE; }
 
 static const p2p_bench_t *map_named(const char *name)
 {
@@ -376,7 +451,8 @@ static const p2p_bench_t *map_named(const char *name)
 
 static int map_runs(const overlap_t *o, const p2p_bench_t *b)
 {
-    return overlap_selected(o, b->name) && (!is_multi(b) || multi_possible(o));
+    return overlap_selected(o, b->name) && (!is_multi(b) || multi_possible(o)) &&
+           (!is_threads(b) || p2p_threads_possible(o));
 }
 
 /* ---- references ---------------------------------------------------------------------------- */
@@ -464,6 +540,10 @@ static void measure_references(overlap_t *o)
         for (size_t i = 0; i < o->n_sizes; i++)
             o->same_comm_ns[i] =
                 measure_reference(o, &ref_same, o->size_values[i], "t_comm_ns", 1.0, o->same_comm_rel[i]);
+    if (map_runs(o, map_named("threads")))
+        for (size_t i = 0; i < o->n_sizes; i++)
+            o->threads_comm_ns[i] =
+                measure_reference(o, &ref_threads, o->size_values[i], "t_comm_ns", 1.0, o->threads_comm_rel[i]);
 }
 
 /* The ping-pong references serve every point-to-point map and nload. */
@@ -487,6 +567,8 @@ static long reference_points(const overlap_t *o)
     if (map_runs(o, map_named("multi")))
         n += (long)o->n_sizes;
     if (map_runs(o, map_named("multi-same")))
+        n += (long)o->n_sizes;
+    if (map_runs(o, map_named("threads")))
         n += (long)o->n_sizes;
     return n;
 }
@@ -555,12 +637,30 @@ long p2p_points(const overlap_t *o)
     return n;
 }
 
+/* threads: each thread's slot of the send buffer holds its own byte (lead_threads). */
+static void fill_thread_slots(overlap_t *o)
+{
+    for (int i = 0; i < (int)o->comm_threads; i++)
+        memset(slot(o, o->send_buf, i), THREAD_BYTE(i), slot_len(o));
+}
+
 void p2p_run(overlap_t *o)
 {
     if (overlap_selected(o, "multi") && !multi_possible(o) && !o->prog.resume)
         ml_program_note(&o->prog, "skip", "multi needs at least 3 ranks (one sender, two or more receivers)", NULL);
+    if (overlap_selected(o, "threads") && !p2p_threads_possible(o) && !o->prog.resume) {
+        char text[300];
+        snprintf(text, sizeof text,
+                 "threads needs MPI_THREAD_MULTIPLE; asked for %s, the MPI library provided %s (--bench threads "
+                 "asks for it; under --bench all give --thread-level multiple, which every benchmark then runs "
+                 "under)",
+                 o->prog.thread_level_asked, ml_thread_level_name(o->prog.thread_level));
+        ml_program_note(&o->prog, "skip", text, NULL);
+    }
     if (!references_needed(o))
         return;
+    if (map_runs(o, map_named("threads")))
+        fill_thread_slots(o);
     measure_references(o);
     ml_idle_barrier(o->prog.sync);
     for (size_t b = 0; b < N_MAPS; b++) {
