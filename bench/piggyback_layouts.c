@@ -1,5 +1,6 @@
 /* bench/piggyback_layouts: what the MPI library itself charges for the layouts an in-band
- * piggyback needs, with no layer at all (docs/methods/piggyback.md, "auto").
+ * piggyback needs, with no layer at all, and what a preloaded piggyback layer reaches beside it
+ * (docs/methods/piggyback.md, "auto").
  *
  * An in-band method sends and receives each message as its pb bytes joined with the user's
  * buffer: a struct type of two blocks at absolute addresses, since the pb cannot live inside the
@@ -11,9 +12,15 @@
  *   contiguous    n bytes from a buffer into a buffer (the library alone);
  *   struct-send   struct {4 B, n B} sent, n + 4 contiguous bytes received;
  *   struct-recv   n + 4 contiguous bytes sent, struct {4 B, n B} received;
- *   struct-both   struct sent and received: what every in-band method asks of the library.
- * The ratio of struct-both is the most any in-band method can reach on this library; a ratio
- * of struct-recv alone that low says the receive side is where the library pays.
+ *   struct-both   struct sent and received: what every in-band method asks of the library;
+ *   layer         n bytes from a buffer into a buffer through MPI_Isend / MPI_Irecv /
+ *                 MPI_Waitall, which a preloaded layer intercepts (libmpilens-piggyback with its
+ *                 method: its bandwidth as a program sees it); without one, contiguous again.
+ * Every other layout calls the library's PMPI_ entry points, so a preloaded layer sees only the
+ * `layer` messages (and the acknowledgements and barriers, on both sides alike). The ratio of
+ * struct-both is the most any in-band method can reach on this library; a ratio of struct-recv
+ * alone that low says the receive side is where the library pays. Last, the ratio of layer to
+ * struct-both, round by round: how close the layer comes to that floor.
  *
  * usage: piggyback_layouts [--sizes BYTES,...] [--window N] [--rounds N] [--iterations N] */
 #include <mpi.h>
@@ -25,8 +32,8 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 
 enum { PB = 4, MAX_SIZES = 8, MAX_ROUNDS = 99 };
-enum layout { CONTIGUOUS, STRUCT_SEND, STRUCT_RECV, STRUCT_BOTH, N_LAYOUTS };
-static const char *const layout_names[N_LAYOUTS] = {"contiguous", "struct-send", "struct-recv", "struct-both"};
+enum layout { CONTIGUOUS, STRUCT_SEND, STRUCT_RECV, STRUCT_BOTH, LAYER, N_LAYOUTS };
+static const char *const layout_names[N_LAYOUTS] = {"contiguous", "struct-send", "struct-recv", "struct-both", "layer"};
 
 typedef struct {
     int sizes[MAX_SIZES], n_sizes, window, rounds, iterations, rank;
@@ -91,8 +98,8 @@ static MPI_Datatype joined(char *pb, char *buf, int n)
     MPI_Get_address(buf, &at[1]);
     int lengths[2] = {PB, n};
     MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE}, t;
-    MPI_Type_create_struct(2, lengths, at, types, &t);
-    MPI_Type_commit(&t);
+    PMPI_Type_create_struct(2, lengths, at, types, &t);
+    PMPI_Type_commit(&t);
     return t;
 }
 
@@ -103,18 +110,25 @@ static void start(bench_t *b, enum layout layout, int n, int k)
     int sender = b->rank == 0;
     int as_struct = layout == STRUCT_BOTH || layout == (sender ? STRUCT_SEND : STRUCT_RECV);
     char *buf = sender ? b->send_buf : b->recv_buf + (size_t)k * b->slot;
-    int bytes = layout == CONTIGUOUS ? n : n + PB; /* the message is n + PB bytes with a pb */
-    if (as_struct) {
+    /* the message is n + PB bytes with a pb (the layer adds its own) */
+    int bytes = layout == CONTIGUOUS || layout == LAYER ? n : n + PB;
+    MPI_Request *r = &b->requests[k];
+    if (layout == LAYER) {
+        if (sender)
+            MPI_Isend(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, r);
+        else
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, r);
+    } else if (as_struct) {
         MPI_Datatype t = joined(b->pbs + (size_t)k * PB, buf, n);
         if (sender)
-            MPI_Isend(MPI_BOTTOM, 1, t, 1, 0, MPI_COMM_WORLD, &b->requests[k]);
+            PMPI_Isend(MPI_BOTTOM, 1, t, 1, 0, MPI_COMM_WORLD, r);
         else
-            MPI_Irecv(MPI_BOTTOM, 1, t, 0, 0, MPI_COMM_WORLD, &b->requests[k]);
-        MPI_Type_free(&t);
+            PMPI_Irecv(MPI_BOTTOM, 1, t, 0, 0, MPI_COMM_WORLD, r);
+        PMPI_Type_free(&t);
     } else if (sender) {
-        MPI_Isend(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, &b->requests[k]);
+        PMPI_Isend(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, r);
     } else {
-        MPI_Irecv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &b->requests[k]);
+        PMPI_Irecv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, r);
     }
 }
 
@@ -126,7 +140,10 @@ static double bandwidth(bench_t *b, enum layout layout, int n, int iterations)
     for (int i = 0; i < iterations; i++) {
         for (int k = 0; k < b->window; k++)
             start(b, layout, n, k);
-        MPI_Waitall(b->window, b->requests, MPI_STATUSES_IGNORE);
+        if (layout == LAYER)
+            MPI_Waitall(b->window, b->requests, MPI_STATUSES_IGNORE);
+        else
+            PMPI_Waitall(b->window, b->requests, MPI_STATUSES_IGNORE);
         if (b->rank == 0)
             MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         else
@@ -147,6 +164,26 @@ static double median(double *values, int n)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/* The distribution-free interval of the median of n sorted values: [x_k, x_(n+1-k)] with the
+ * largest k whose binomial tail P(Bin(n, 1/2) < k) is at most 2.5% (at least 95% coverage; the
+ * whole range when n is too small for that). */
+static void median_interval(const double *sorted, int n, double *lo, double *hi)
+{
+    double tail = 0, term = 1;
+    for (int i = 0; i < n; i++)
+        term /= 2; /* P(X = 0) */
+    int k = 1;
+    for (int j = 0; j < n / 2; j++) {
+        tail += term; /* P(X <= j): the coverage of [x_(j+1), x_(n-j)] is 1 - 2 P(X <= j) */
+        if (tail > 0.025)
+            break;
+        k = j + 1;
+        term = term * (double)(n - j) / (double)(j + 1); /* P(X = j + 1) */
+    }
+    *lo = sorted[k - 1];
+    *hi = sorted[n - k];
+}
+
 static void report(const bench_t *b, double measured[][N_LAYOUTS][MAX_ROUNDS])
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -164,6 +201,14 @@ static void report(const bench_t *b, double measured[][N_LAYOUTS][MAX_ROUNDS])
             printf("%-12s %9d B %8.2f GB/s  ratio %.3f\n", layout_names[l], b->sizes[s], best / 1e9,
                    median(ratios, b->rounds));
         }
+    for (int s = 0; s < b->n_sizes; s++) {
+        double ratios[MAX_ROUNDS], lo, hi;
+        for (int r = 0; r < b->rounds; r++)
+            ratios[r] = measured[s][LAYER][r] / measured[s][STRUCT_BOTH][r];
+        double m = median(ratios, b->rounds); /* sorts ratios */
+        median_interval(ratios, b->rounds, &lo, &hi);
+        printf("layer/struct-both %9d B  ratio %.3f  95%% interval %.3f %.3f\n", b->sizes[s], m, lo, hi);
+    }
 }
 
 int main(int argc, char **argv)
