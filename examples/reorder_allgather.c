@@ -1,5 +1,5 @@
-/* mpilens-example-reorder-allgather: does reordering ranks at run time pay off? (seed 004, 6.4;
- * docs/examples.md)
+/* mpilens-example-reorder-allgather: does reordering ranks at run time pay off? (seed 004, 6.4
+ * and 6.3; docs/examples.md)
  *
  * Groups of G ranks each do MPI_Allgather on a communicator of their own, group g holding the
  * ranks r with r % (size / G) == g: under a packed placement (consecutive ranks on the same node)
@@ -12,7 +12,15 @@
  * The gain is the seed's 100 (t1 - (t2 + t3)) / t1; the predicted gain compares the cost model's
  * weighted bytes of the placement before and after. Every point reorders anew so that t2 is what
  * reordering really costs. Times come from the core's clock; each point is repeated and its
- * medians recorded (docs/examples.md describes the results file). */
+ * medians recorded (docs/examples.md describes the results file).
+ *
+ * --collective bcast|reduce is section 6.3 (figure 5): one MPI_Bcast (MPI_Reduce) from rank 0 of
+ * all ranks, the ranks given round robin over the nodes (rank k on node k % nodes) as a
+ * launcher does without instructions. The rule that makes the groups is then "one group, ordered
+ * round robin", applied again to the new ranks after reordering. What the mapping sees is what
+ * monitoring counted: the messages the MPI library really sent to carry out the collective (its
+ * tree) where Open MPI's monitoring is on (MPI_M_get_backend), else the collective's logical
+ * pattern (root to every rank), which no placement improves. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -35,18 +43,23 @@
 #define PROGRAM "mpilens-example-reorder-allgather"
 #include "reorder_checks.h"
 #define FAMILY "map"
-#define BENCH "allgather_groups"
+/* the bench of each --collective */
+static const char *const collectives[] = {"allgather", "bcast", "reduce"};
+static const char *const benches[] = {"allgather_groups", "bcast_reorder", "reduce_reorder"};
 #define MAX_VALUES 64
 #define TOPOLOGY_TEXT 512 /* room for any description (8 levels and their costs) */
 
 typedef struct {
     long group, repeat;
-    const char *algo_name, *topology_spec, *iterations_text, *sizes_text, *output;
+    const char *collective, *algo_name, *topology_spec, *iterations_text, *sizes_text, *output;
     int quiet;
 } options_t;
 
 typedef struct {
     int rank, size, ngroups;
+    int op;         /* index of --collective in collectives[] */
+    int group_size; /* ranks per group: --group, or all of them for bcast and reduce */
+    int nodes;      /* bcast, reduce: the nodes the ranks are given round robin over */
     options_t opt;
     ml_option_t *table;
     mpilens_map_algo_t algo;
@@ -138,14 +151,19 @@ static void parse_options(demo_t *d, int argc, char **argv)
 {
     options_t *o = &d->opt;
     const ml_option_t table[] = {
-        {"group", ML_OPT_INT, "G", "2", NULL, "ranks per allgather group; the number of ranks must be a multiple",
-         &o->group, 2, 1 << 20, NULL},
+        {"collective", ML_OPT_CHOICE, "NAME", "allgather", "allgather,bcast,reduce",
+         "allgather in groups (section 6.4), or one bcast or reduce of all ranks given round robin over the nodes "
+         "(section 6.3)",
+         &o->collective, 0, 0, NULL},
+        {"group", ML_OPT_INT, "G", "2", NULL,
+         "allgather: ranks per group; the number of ranks must be a multiple (bcast and reduce: all ranks)", &o->group,
+         2, 1 << 20, NULL},
         {"algo", ML_OPT_STRING, "NAME", "treematch", NULL,
          "mapping algorithm: treematch, greedy, scotch, identity, packed, rr, random", &o->algo_name, 0, 0, NULL},
         {"topology", ML_OPT_STRING, "SPEC", NULL, NULL,
          "synthetic machine, rank r on its slot r, e.g. \"node:2 core:2\" (default: the real one)", &o->topology_spec,
          0, 0, NULL},
-        {"iterations", ML_OPT_STRING, "LIST", "1,10,100,1000", NULL, "allgathers per phase, comma-separated",
+        {"iterations", ML_OPT_STRING, "LIST", "1,10,100,1000", NULL, "collectives per phase, comma-separated",
          &o->iterations_text, 0, 0, NULL},
         {"sizes", ML_OPT_STRING, "LIST", "1K,10K,100K,1M", NULL, "bytes each rank contributes, comma-separated",
          &o->sizes_text, 0, 0, NULL},
@@ -169,7 +187,8 @@ static void parse_options(demo_t *d, int argc, char **argv)
                              "Groups of ranks spanning the nodes do MPI_Allgather; reordering the ranks at run time\n"
                              "(monitoring, mapping, MPI_Comm_split) brings each group together. Measures, for each\n"
                              "number of iterations and size, the time before, the time of reordering and the time\n"
-                             "after (seed 004, section 6.4).",
+                             "after (seed 004, section 6.4); with --collective bcast or reduce, the same for one\n"
+                             "collective of all ranks given round robin over the nodes (section 6.3).",
                              d->table);
         MPI_Finalize();
         exit(0);
@@ -191,9 +210,15 @@ static void parse_options(demo_t *d, int argc, char **argv)
                    "invalid value \"%s\" for --sizes: expected distinct sizes from 1 to 2GiB-1 such as 1K or 64K, "
                    "comma-separated",
                    o->sizes_text);
-    if (d->size % o->group != 0)
+    while (strcmp(collectives[d->op], o->collective) != 0)
+        d->op++;
+    /* an option left at its default holds the default's own text */
+    if (d->op != 0 && ml_options_find(d->table, "group")->value != ml_options_find(d->table, "group")->defval)
+        exit_usage(d, "--group is allgather's: --collective %s takes all ranks", o->collective);
+    d->group_size = d->op == 0 ? (int)o->group : d->size;
+    if (d->size % d->group_size != 0)
         exit_usage(d, "invalid value \"%ld\" for --group: the %d ranks must be a multiple of it", o->group, d->size);
-    d->ngroups = d->size / (int)o->group;
+    d->ngroups = d->size / d->group_size;
 }
 
 static void choose_algo(demo_t *d)
@@ -237,6 +262,10 @@ static void choose_topology(demo_t *d)
         free(slot_of_rank);
     }
     check_map(mpilens_map_topology_describe(t, d->topology_text, sizeof d->topology_text), "describing the topology");
+    check_map(mpilens_map_topology_arity(t, 0, &d->nodes), "counting the nodes");
+    if (d->op != 0 && d->size % d->nodes != 0)
+        exit_usage(d, "--collective %s gives the ranks round robin over the %d nodes: the %d ranks must be a multiple",
+                   d->opt.collective, d->nodes, d->size);
     if (!d->topology)
         mpilens_map_topology_free(t);
 }
@@ -245,19 +274,30 @@ static void choose_topology(demo_t *d)
 
 static double seconds_since(int64_t start_ns) { return (double)(ml_clock_ns() - start_ns) * 1e-9; }
 
-static void allgathers(const demo_t *d, long n, int bytes, MPI_Comm group)
+/* n of the collective, on its group */
+static void collectives_of(const demo_t *d, long n, int bytes, MPI_Comm group)
 {
     for (long i = 0; i < n; i++)
-        MPI_Allgather(d->sendbuf, bytes, MPI_BYTE, d->recvbuf, bytes, MPI_BYTE, group);
+        if (d->op == 0)
+            MPI_Allgather(d->sendbuf, bytes, MPI_BYTE, d->recvbuf, bytes, MPI_BYTE, group);
+        else if (d->op == 1)
+            MPI_Bcast(d->sendbuf, bytes, MPI_BYTE, 0, group);
+        else
+            MPI_Reduce(d->sendbuf, d->recvbuf, bytes, MPI_BYTE, MPI_BOR, 0, group);
 }
 
-/* The groups of the new order: the same rule applied to the ranks in newcomm. */
-static MPI_Comm regroup(const demo_t *d, MPI_Comm newcomm)
+/* The group of `rank` of comm by the rule: allgather, group rank % ngroups in rank order;
+ * bcast and reduce, all ranks, the one on slot r (r = rank, packed over the nodes) taking rank
+ * (r % per node) x nodes + r / per node, so that ranks 0, 1, ... lie on nodes 0, 1, .... */
+static MPI_Comm group_by_rule(const demo_t *d, MPI_Comm comm)
 {
-    int rank;
+    int rank, per_node = d->size / d->nodes;
     MPI_Comm group;
-    MPI_Comm_rank(newcomm, &rank);
-    MPI_Comm_split(newcomm, rank % d->ngroups, rank, &group);
+    MPI_Comm_rank(comm, &rank);
+    if (d->op == 0)
+        MPI_Comm_split(comm, rank % d->ngroups, rank, &group);
+    else
+        MPI_Comm_split(comm, 0, rank % per_node * d->nodes + rank / per_node, &group);
     return group;
 }
 
@@ -274,13 +314,13 @@ static void repeat_once(const demo_t *d, long n, int bytes, repetition_t *out, i
     check_monitor(MPI_M_start(MPI_COMM_WORLD, &msid), "MPI_M_start");
     double reorder_s = seconds_since(start);
     start = ml_clock_ns();
-    allgathers(d, 1, bytes, d->world_group);
+    collectives_of(d, 1, bytes, d->world_group);
     double before_s = seconds_since(start);
     start = ml_clock_ns();
     check_monitor(MPI_M_suspend(msid), "MPI_M_suspend");
     reorder_s += seconds_since(start);
     start = ml_clock_ns();
-    allgathers(d, n - 1, bytes, d->world_group);
+    collectives_of(d, n - 1, bytes, d->world_group);
     mine[0] = before_s + seconds_since(start);
 
     MPI_Barrier(MPI_COMM_WORLD);
@@ -289,12 +329,12 @@ static void repeat_once(const demo_t *d, long n, int bytes, repetition_t *out, i
                                           new_rank_of, &out->before, &out->after),
               "reordering (mpilens_map_reorder_session)");
     check_monitor(MPI_M_free(msid), "MPI_M_free");
-    group = regroup(d, newcomm);
+    group = group_by_rule(d, newcomm); /* the same rule on the new ranks */
     mine[1] = reorder_s + seconds_since(start);
 
     MPI_Barrier(MPI_COMM_WORLD);
     start = ml_clock_ns();
-    allgathers(d, n, bytes, group);
+    collectives_of(d, n, bytes, group);
     mine[2] = seconds_since(start);
 
     MPI_Comm_free(&group);
@@ -333,11 +373,11 @@ static void write_point(demo_t *d, const char *key, long n, uint64_t bytes, doub
     check_map(mpilens_map_algo_name(d->algo, &algo), "naming the algorithm");
     ml_json_t j;
     ml_json_init(&j);
-    ml_record_point_begin(&j, FAMILY, BENCH, key);
+    ml_record_point_begin(&j, FAMILY, benches[d->op], key);
     ml_json_begin_object(&j, "params");
     ml_json_int(&j, "iterations", n);
     ml_json_int(&j, "size_bytes", (int64_t)bytes);
-    ml_json_int(&j, "group", d->opt.group);
+    ml_json_int(&j, "group", d->group_size);
     ml_json_string(&j, "algo", algo);
     ml_json_string(&j, "topology", d->topology_text);
     ml_json_end_object(&j);
@@ -352,6 +392,10 @@ static void write_point(demo_t *d, const char *key, long n, uint64_t bytes, doub
     ml_json_double(&j, "hop_bytes_before", last->before.hop_bytes);
     ml_json_double(&j, "hop_bytes_after", last->after.hop_bytes);
     ml_json_int(&j, "all_bound", d->all_bound);
+    /* what the mapping saw of the collective: the messages the library sent, or its logical pattern */
+    int backend = 0;
+    check_monitor(MPI_M_get_backend(MPI_M_COLL_ONLY, &backend), "MPI_M_get_backend");
+    ml_json_string(&j, "coll_backend", backend == MPI_M_BACKEND_OMPI_MPIT ? "ompi-mpit" : "pmpi");
     ml_json_begin_array(&j, "new_rank_of");
     for (int r = 0; r < d->size; r++)
         ml_json_int(&j, NULL, new_rank_of[r]);
@@ -388,7 +432,7 @@ static void measure_point(demo_t *d, long n, uint64_t bytes, int *new_rank_of)
     }
     if (d->rank == 0) {
         char key[128];
-        snprintf(key, sizeof key, BENCH "/iterations=%ld/size_bytes=%llu", n, (unsigned long long)bytes);
+        snprintf(key, sizeof key, "%s/iterations=%ld/size_bytes=%llu", benches[d->op], n, (unsigned long long)bytes);
         write_point(d, key, n, bytes, times, &rep, new_rank_of);
     }
     for (int phase = 0; phase < 3; phase++)
@@ -403,7 +447,8 @@ static void allocate_buffers(demo_t *d)
     uint64_t largest = 0;
     for (int s = 0; s < d->n_sizes; s++)
         largest = d->sizes[s] > largest ? d->sizes[s] : largest;
-    double need = (double)largest * (double)(d->opt.group + 1), have = ml_node_memory_per_rank();
+    int receives = d->op == 0 ? d->group_size : 1; /* an allgather receives from its whole group */
+    double need = (double)largest * (double)(receives + 1), have = ml_node_memory_per_rank();
     int too_big = need > have / 2, any;
     MPI_Allreduce(&too_big, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (any) {
@@ -416,7 +461,7 @@ static void allocate_buffers(demo_t *d)
                    needs, haves);
     }
     d->sendbuf = malloc((size_t)largest);
-    d->recvbuf = malloc((size_t)largest * (size_t)d->opt.group);
+    d->recvbuf = malloc((size_t)largest * (size_t)receives);
     if (!d->sendbuf || !d->recvbuf)
         die("allocation", "out of memory");
     memset(d->sendbuf, d->rank & 0xff, (size_t)largest);
@@ -472,7 +517,7 @@ int main(int argc, char **argv)
     allocate_buffers(&d);
     open_results(&d, argc, argv);
     check_monitor(MPI_M_init(), "MPI_M_init");
-    MPI_Comm_split(MPI_COMM_WORLD, d.rank % d.ngroups, d.rank, &d.world_group);
+    d.world_group = group_by_rule(&d, MPI_COMM_WORLD);
 
     int *new_rank_of = malloc(sizeof(int) * (size_t)d.size);
     if (!new_rank_of)

@@ -138,3 +138,27 @@ def test_map_files_place_a_second_run(cluster, flavour, tmp_path):
         assert meta["hosts"] == host_of, f"{name}: {meta['hosts']} against {host_of}"
         if name == "own" and flavour == "openmpi":
             assert meta["binding"] == [pu for _, _, _, _, pu in places], meta["binding"]
+
+
+def test_bcast_and_reduce_without_the_librarys_messages_have_nothing_to_gain(cluster, flavour,
+                                                                             tmp_path):
+    """Seed 004 §6.3 across the nodes under the libraries of the cluster tests, which count a
+    collective only by its logical pattern (MPICH; Open MPI 4.1, whose monitoring cannot be
+    read): the root and every other rank, spread round robin over the two nodes, which no
+    placement improves. The run says so (coll_backend), predicts 0 and keeps every rank in place
+    (Open MPI 5 with its monitoring, where the chain of the pipeline is seen and 60% predicted, is
+    test_reorder_examples.sh's and docs/examples.md's)."""
+    for op in ("bcast", "reduce"):
+        output = tmp_path / f"reorder-{op}.jsonl"
+        cluster.run([*cluster.srun(flavour), bin_dir(flavour) / "mpilens-example-reorder-allgather",
+                     "--collective", op, "--iterations", "1,4", "--sizes", "64K", "--repeat", "1",
+                     "--quiet", "--output", output], cwd=tmp_path)
+        meta = meta_of(output)
+        assert meta["nodes"] == 2
+        points = points_of(output)
+        assert [p["bench"] for p in points] == [f"{op}_reorder"] * 2
+        for point in points:
+            stats = point["stats"]
+            assert point["params"]["group"] == 4 and stats["coll_backend"] == "pmpi"
+            assert stats["predicted_gain_pct"] == pytest.approx(0.0)
+            assert stats["new_rank_of"] == [0, 1, 2, 3]

@@ -287,7 +287,40 @@ def test_incomplete_points_are_left_out():
     (grid,) = ma.grids(map_run(points))
     assert len(grid.cells) == 2 and grid.cell(10, KIB) is None
     assert ma.diagnose(map_run([])) == [
-        "warning: the run holds no complete allgather_groups or cg_reorder point"]
+        "warning: the run holds no complete allgather_groups, bcast_reorder, reduce_reorder or "
+        "cg_reorder point"]
+
+
+def collective_points(bench: str, backend: str) -> list:
+    """grid_points as --collective bcast or reduce writes them: one group of every rank."""
+    points = grid_points(group=4)
+    for point in points:
+        point["bench"] = bench
+        point["key"] = point["key"].replace(ma.ALLGATHER, bench)
+        point["stats"]["coll_backend"] = backend
+    return points
+
+
+def test_collectives_of_section_6_3_have_grids_of_their_own():
+    run = map_run(grid_points() + collective_points("bcast_reorder", "ompi-mpit")
+                  + collective_points("reduce_reorder", "pmpi"))
+    found = ma.grids(run)
+    assert [grid.setting.bench for grid in found] == [
+        "allgather_groups", "bcast_reorder", "reduce_reorder"]
+    assert [grid.setting.figure for grid in found] == ["figure 6", "figure 5", "figure 5"]
+    assert ma.grid_heads(found) == [
+        "allgather_groups (groups of 2)", "bcast_reorder (all ranks)", "reduce_reorder (all ranks)"]
+    assert all(len(grid.cells) == 4 for grid in found)
+    sentences = ma.diagnose(run)
+    assert ("bcast_reorder: mapped from the messages the MPI library really sent to carry out the "
+            "collective (Open MPI's monitoring), as seed 004 §6.3 does") in sentences
+    assert any(sentence.startswith("reduce_reorder: the monitoring counted the collective by its "
+                                   "logical pattern") for sentence in sentences)
+    assert not any(s.startswith("allgather_groups: mapped") for s in sentences)
+    # a lone grid pairs with the other run's lone grid only when both are of one benchmark
+    alone = map_run(grid_points())
+    assert ma.paired_grids(alone, map_run(collective_points("bcast_reorder", "pmpi"))) == []
+    assert len(ma.paired_grids(alone, map_run(grid_points()))) == 1
 
 
 def test_program_warnings_end_the_diagnosis():

@@ -27,6 +27,9 @@ from .conditions import conditions
 from .overlap import run_names
 
 ALLGATHER, CG = "allgather_groups", "cg_reorder"
+# mpilens-example-reorder-allgather --collective bcast|reduce (seed §6.3, figure 5): the same
+# phases and grid as allgather_groups, for one collective of all ranks.
+COLLECTIVE_BENCHES = (ALLGATHER, "bcast_reorder", "reduce_reorder")
 # A measured gain within this many percentage points of the model's prediction agrees with it:
 # the model counts bytes per level of the machine, not latency or contention.
 AGREEMENT_POINTS = 10.0
@@ -239,6 +242,12 @@ class Setting:
     group: int
     algo: str
     topology: str
+    bench: str = ALLGATHER
+
+    @property
+    def figure(self) -> str:
+        """The seed's figure of the benchmark."""
+        return "figure 6" if self.bench == ALLGATHER else "figure 5"
 
 
 @dataclass(frozen=True)
@@ -467,13 +476,19 @@ def _setting(point: Record, meta: Record) -> Setting:
         record_integer(params.get("group")) or 0,
         _text(params.get("algo")),
         _text(params.get("topology")),
+        _text(point.get("bench")),
     )
 
 
+def located_collectives(run: Run) -> List[Tuple[Record, Record]]:
+    """located() of every benchmark of COLLECTIVE_BENCHES."""
+    return [found for bench in COLLECTIVE_BENCHES for found in located(run, bench)]
+
+
 def grids(run: Run) -> List[Grid]:
-    """One grid per setting, by rank count, group size, algorithm and topology."""
+    """One grid per setting, by benchmark, rank count, group size, algorithm and topology."""
     found: Dict[Setting, Grid] = {}
-    for point, meta in located(run, ALLGATHER):
+    for point, meta in located_collectives(run):
         cell = _cell(point)
         if cell is not None:
             setting = _setting(point, meta)
@@ -482,7 +497,7 @@ def grids(run: Run) -> List[Grid]:
             kept[(cell.iterations, cell.size)] = cell
     return [
         found[setting]
-        for setting in sorted(found, key=lambda s: (s.ranks, s.group, s.algo, s.topology))
+        for setting in sorted(found, key=lambda s: (s.bench, s.ranks, s.group, s.algo, s.topology))
     ]
 
 
@@ -497,7 +512,7 @@ def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
     """Every point of a grid's cell, with why its gain cannot be the reordering's (None when it
     can be)."""
     judged: List[Tuple[Record, Optional[str]]] = []
-    for point, _ in located(run, ALLGATHER):
+    for point, _ in located_collectives(run):
         cell = _cell(point)
         if cell is not None:
             judged.append((point, INVALID_UNEXPLAINED if cell.unexplained else None))
@@ -518,7 +533,7 @@ def setting_text(
 ) -> str:
     words = {
         "ranks": f"{setting.ranks} ranks",
-        "group": f"groups of {setting.group}",
+        "group": f"groups of {setting.group}" if setting.bench == ALLGATHER else "all ranks",
         "algo": setting.algo or "unknown algorithm",
         "topology": f'topology "{setting.topology}"',
     }
@@ -529,7 +544,8 @@ def grid_heads(found: Sequence[Grid]) -> List[str]:
     """How sentences name each grid: the benchmark, and what tells it from the others."""
     fields = _differing([grid.setting for grid in found])
     return [
-        ALLGATHER + (f" ({setting_text(grid.setting, fields)})" if fields else "") for grid in found
+        grid.setting.bench + (f" ({setting_text(grid.setting, fields)})" if fields else "")
+        for grid in found
     ]
 
 
@@ -1018,6 +1034,31 @@ def _initial_sentences(points: Sequence[CgPoint]) -> List[str]:
 # --- diagnosis -----------------------------------------------------------------------------------
 
 
+# What a bcast_reorder or reduce_reorder point's mapping saw of its collective (stats.coll_backend).
+BACKEND_SENTENCES = {
+    "ompi-mpit": "{bench}: mapped from the messages the MPI library really sent to carry out the "
+    "collective (Open MPI's monitoring), as seed 004 §6.3 does",
+    "pmpi": "{bench}: the monitoring counted the collective by its logical pattern (the root and "
+    "every other rank), not the messages the library sent: no placement improves that pattern, "
+    "so the reordering has nothing to gain. Under Open MPI 5, OMPI_MCA_pml_monitoring_enable=1 "
+    "counts the messages of its algorithm (seed 004 §6.3)",
+}
+
+
+def _backend_sentences(run: Run) -> List[str]:
+    """What the mapping of each collective of seed §6.3 saw, once per benchmark and backend."""
+    seen = {
+        (point["bench"], _text(record_object(point, "stats").get("coll_backend")))
+        for bench in COLLECTIVE_BENCHES[1:]
+        for point, _ in located(run, bench)
+    }
+    return [
+        BACKEND_SENTENCES[backend].format(bench=bench)
+        for bench, backend in sorted(seen)
+        if backend in BACKEND_SENTENCES
+    ]
+
+
 def diagnose(run: Run) -> List[str]:
     """Sentences for the report's findings, warnings starting with "warning:"."""
     sentences: List[str] = []
@@ -1027,9 +1068,10 @@ def diagnose(run: Run) -> List[str]:
     points = cg_points(run)
     for head, entry in zip(cg_heads(points), points):
         sentences += _cg_sentences(head, entry)
-    sentences += _initial_sentences(points)
+    sentences += _initial_sentences(points) + _backend_sentences(run)
     if not found and not points:
-        sentences.append("warning: the run holds no complete allgather_groups or cg_reorder point")
+        names = ", ".join(COLLECTIVE_BENCHES)
+        sentences.append(f"warning: the run holds no complete {names} or cg_reorder point")
     machines = [(grid.setting.topology, grid.meta) for grid in found] + [
         (entry.topology, entry.meta) for entry in points
     ]
@@ -1069,7 +1111,7 @@ def comparison_table(run: Run) -> List[str]:
     lines: List[str] = []
     for grid in grids(run):
         lines += [
-            f"{ALLGATHER}, {setting_text(grid.setting)}: gain 100 (t1 - (t2 + t3)) / t1",
+            f"{grid.setting.bench}, {setting_text(grid.setting)}: gain 100 (t1 - (t2 + t3)) / t1",
             *grid_table(grid),
             prediction_text(grid),
         ]
@@ -1115,7 +1157,8 @@ def paired_grids(run_a: Run, run_b: Run) -> List[Tuple[Grid, Grid]]:
     grids_a, grids_b = grids(run_a), grids(run_b)
     by_setting = {grid.setting: grid for grid in grids_b}
     pairs = [(grid, by_setting[grid.setting]) for grid in grids_a if grid.setting in by_setting]
-    if not pairs and len(grids_a) == 1 and len(grids_b) == 1:
+    lone = len(grids_a) == 1 and len(grids_b) == 1
+    if not pairs and lone and grids_a[0].setting.bench == grids_b[0].setting.bench:
         pairs = [(grids_a[0], grids_b[0])]
     return pairs
 

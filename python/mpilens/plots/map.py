@@ -198,10 +198,10 @@ def gain_figure(grid: ma.Grid) -> Figure:
 
 def gain_caption(grid: ma.Grid) -> str:
     caption = (
-        f"{ma.ALLGATHER}, {ma.setting_text(grid.setting)}: the gain of reordering, "
+        f"{grid.setting.bench}, {ma.setting_text(grid.setting)}: the gain of reordering, "
         "100 (t1 − (t2 + t3)) / t1, where t1 is the communication time of n iterations "
         "before reordering, t2 the reordering and t3 n iterations after it (seed 004 "
-        "figure 6). Green: reordering pays; red: its cost is not repaid; grey: not "
+        f"{grid.setting.figure}). Green: reordering pays; red: its cost is not repaid; grey: not "
         "measured. Rows: iterations; columns: buffer size."
     )
     if grid.constant_prediction() is None and grid.predicted:
@@ -566,7 +566,7 @@ def invalid_part(found: Sequence[ma.Grid]) -> List[Part]:
 def _grid_parts(grid: ma.Grid, suffix: str) -> List[Part]:
     times = TIMES_CAPTION + (INVALID_TIMES_CAPTION if grid.invalid else "")
     return [
-        element("h3", f"{ma.ALLGATHER}: {ma.setting_text(grid.setting)}"),
+        element("h3", f"{grid.setting.bench}: {ma.setting_text(grid.setting)}"),
         to_plot(gain_figure(grid), f"gain{suffix}", gain_caption(grid)),
         prediction_paragraph(grid),
         to_plot(times_figure(grid), f"times{suffix}", times),
@@ -676,7 +676,7 @@ def compare_parts(run_a: Run, run_b: Run, labels: Tuple[str, str]) -> List[Part]
     for index, (grid_a, grid_b) in enumerate(pairs):
         suffix = "" if len(pairs) == 1 else f"-{index + 1}"
         parts += [
-            element("h3", f"{ma.ALLGATHER}: gain, A against B"),
+            element("h3", f"{grid_a.setting.bench}: gain, A against B"),
             to_plot(
                 compare_figure(grid_a, grid_b, labels),
                 f"gain{suffix}",

@@ -12,6 +12,13 @@
 #    ranks there is one group and nothing to gain;
 #  - the same on the real machine with one group of every rank: nothing to gain whatever the
 #    placement, and --quiet keeps stderr empty;
+#  - its --collective bcast and reduce (seed 004 section 6.3): one collective of all ranks given
+#    round robin over the two modeled nodes, Open MPI's pipeline forced (a chain through the
+#    group's ranks). Where Open MPI's monitoring works (Open MPI 5: MPILENS_TEST_PHYSICAL_MONITORING
+#    is set, and the record must say coll_backend "ompi-mpit") the matrix is that chain, and
+#    reordering puts consecutive ranks together: 3 crossings of the nodes become 1, predicted gain
+#    60 % at 4 ranks with costs 10 and 1; elsewhere it is the logical pattern (root to every rank,
+#    every rank to the root), which no placement improves: 0;
 #  - mpilens-example-cg-reorder: with --reorder treematch (synthetic machine, known matrix of the
 #    monitored setup iteration) and --reorder none (the real machine), the solve before
 #    reordering gives the plain mpilens-example-cg's residual and checksum bit for bit, the one
@@ -207,6 +214,30 @@ def allgather(path, ranks, group, iterations, sizes, repeat, expected_gain, synt
     check(seen == {(i, s) for i in iterations for s in sizes}, f"{path}: points {sorted(seen)}")
 
 
+def collective(path, ranks, op, physical):
+    points = read(path, "mpilens-example-reorder-allgather", ranks, 2)
+    nodes, per_node = 2, ranks // 2
+    role = [w % per_node * nodes + w // per_node for w in range(ranks)]  # the round robin ranks
+    world = {k: w for w, k in enumerate(role)}
+    for p in points:
+        where = f"{path}: {p.get('key')}"
+        params, stats = p["params"], p["stats"]
+        check(p.get("bench") == f"{op}_reorder" and params.get("group") == ranks, f"{where}: bench or group")
+        backend = stats.get("coll_backend")
+        check(backend == ("ompi-mpit" if physical else "pmpi"), f"{where}: coll_backend {backend!r}")
+        b = float(params["size_bytes"])
+        if backend == "ompi-mpit":  # the chain 0 -> 1 -> ... of the pipeline, towards the root for reduce
+            edges = [(k, k + 1) if op == "bcast" else (k + 1, k) for k in range(ranks - 1)]
+        else:  # the logical pattern
+            edges = [(0, k) if op == "bcast" else (k, 0) for k in range(1, ranks)]
+        matrix = {(world[a], world[c]): b for a, c in edges}
+        arities, costs = parse_topology(params["topology"])
+        check_mapping(where, stats, matrix, arities, costs, ranks)
+        expected = 60.0 if backend == "ompi-mpit" and ranks == 4 else 0.0
+        check(near(stats["predicted_gain_pct"], expected),
+              f"{where}: predicted_gain_pct {stats['predicted_gain_pct']}, expected {expected}")
+
+
 def dims_create(n):
     """MPI_Dims_create(n, 2): the two most balanced factors, larger first."""
     a = max(d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0)
@@ -299,7 +330,10 @@ def cg(path, ranks, nx, ny, nz, iterations, algo, plain_residual, initial):
 
 try:
     mode = sys.argv[1]
-    if mode == "allgather":
+    if mode == "collective":
+        path, ranks, op, physical = sys.argv[2:]
+        collective(path, int(ranks), op, physical == "1")
+    elif mode == "allgather":
         path, ranks, group, iterations, sizes, repeat, gain, synthetic = sys.argv[2:]
         allgather(path, int(ranks), int(group), iterations, sizes, int(repeat), float(gain), synthetic == "synthetic")
     else:
@@ -328,6 +362,19 @@ run_ok allgather_real "$allgather" --group "$np" --iterations 2 --sizes 3K --rep
 [ -s "$work/allgather_real.err" ] && fail "allgather_real: --quiet, yet stderr: $(head -3 "$work/allgather_real.err")"
 python3 "$work/check.py" allgather "$work/allgather_real.jsonl" "$np" "$np" 2 3072 2 0 real ||
   failures=$((failures + 1))
+
+# ---- one bcast and one reduce of all ranks, round robin over two modeled nodes (section 6.3);
+# Open MPI's variables are ignored by MPICH, and Open MPI 4.1 cannot read its monitoring
+export OMPI_MCA_pml_monitoring_enable=1 OMPI_MCA_coll_tuned_use_dynamic_rules=1 \
+  OMPI_MCA_coll_tuned_bcast_algorithm=3 OMPI_MCA_coll_tuned_reduce_algorithm=3
+for op in bcast reduce; do
+  run_ok "$op" "$allgather" --collective "$op" --topology "node:2 core:$half" --iterations 1,4 --sizes 64K \
+    --repeat 1 --quiet --output "$work/$op.jsonl"
+  python3 "$work/check.py" collective "$work/$op.jsonl" "$np" "$op" "${MPILENS_TEST_PHYSICAL_MONITORING:-0}" ||
+    failures=$((failures + 1))
+done
+unset OMPI_MCA_pml_monitoring_enable OMPI_MCA_coll_tuned_use_dynamic_rules OMPI_MCA_coll_tuned_bcast_algorithm \
+  OMPI_MCA_coll_tuned_reduce_algorithm
 
 # ---- conjugate gradients, reordered or not, against the plain program
 problem=(--nx 10 --ny 13 --nz 11 --iterations 300 --tolerance 1e-10)
@@ -360,6 +407,7 @@ python3 "$work/check.py" cg "$work/cg_standard.jsonl" "$np" 10 13 11 300 treemat
 # ---- bad input (each failing launch is slow under Open MPI, so one case per check in the code)
 expect_usage_error ag-group "$allgather" "invalid value \"3\" for --group" --group 3
 expect_usage_error ag-sizes "$allgather" 'invalid value "1K,lots" for --sizes' --sizes 1K,lots
+expect_usage_error ag-collective "$allgather" '--group is allgather' --collective bcast --group 2
 expect_usage_error ag-algo "$allgather" 'invalid value "magic" for --algo' --algo magic
 expect_usage_error ag-topology "$allgather" 'invalid value "node:1" for --topology: its 1 slots' --topology node:1
 expect_usage_error cg-reorder-algo "$cg_reorder" 'invalid value "magic" for --reorder' --reorder magic
