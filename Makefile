@@ -122,9 +122,11 @@ test-package: deps
 	$(STAMP)
 	tests/install/check_package.sh $(CURDIR)/$(VENV)/bin/python
 
+# Two workers, each test file on one of them: the files that launch MPI programs run beside the
+# pure Python ones, and a file's module-scoped fixtures (a quick suite run) are made once.
 test-python: deps
 	$(STAMP)
-	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q tests/python
+	MPILENS_REQUIRE_BUILD="$(filter openmpi mpich,$(FLAVOURS))" $(VENV)/bin/pytest -q -n 2 --dist loadfile tests/python
 
 # The test cluster (tests/cluster, docs/cluster.md): NODES emulated nodes (default 2) running
 # Slurm, links shaped to RATE when it is given. test-cluster starts it, runs tests/cluster against
