@@ -212,8 +212,8 @@ def crowding(
     files; its ranks are then taken as spread evenly over the nodes); busy: the ranks that
     compute or poll during the measurement (the others sleep), all by default; bench_threads:
     the threads each busy rank runs for the measurement beside its own, and their name. A
-    machine's cores
-    are its ranks' bound CPUs together when every binding is known, else cpus_online."""
+    machine's cores are its ranks' bound CPUs together when every binding is known, else
+    cpus_online."""
     recorded = record_integer(meta.get("ranks"))
     ranks = ranks if ranks is not None else recorded
     cpus = record_integer(meta.get("cpus_online"))
