@@ -82,6 +82,20 @@ def test_coll_without_a_delay(cluster, flavour, tmp_path):
                if point["params"]["method"] == "oli"), json.dumps(points)[:2000]
 
 
+def test_coll_fast_and_the_seeds_estimator_across_the_nodes(cluster, flavour, tmp_path):
+    """--fast and --estimator mean across the nodes: the candidates' cheap pass covers every rank
+    and fewer are measured in full, and every point's two estimates are those of its own numbers
+    (checks no busy machine excuses; the hop-delay truth of --fast is test_coll_cli.sh's)."""
+    output = tmp_path / "coll-fast.jsonl"
+    cluster.run([*cluster.srun(flavour), bin_dir(flavour) / "mpilens-coll", "--algo",
+                 "library,binomial", "--method", "oli", "--fast", "--estimator", "mean",
+                 "--block", "10", "--reps", "3", "--output", output], cwd=tmp_path)
+    assert meta_of(output)["options"]["estimator"] == "mean"
+    checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "fast", "estimators"],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_overlap_maps_over_tcp_without_and_with_the_thread(cluster, flavour, tmp_path):
     """mpilens-overlap across the nodes alone and under libmpilens-progress (yield); the report
     of both counts the threads in what shares the cores."""
