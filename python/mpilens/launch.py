@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import MpilensError
 from .progress import Progress, ResultsTail
@@ -272,29 +272,51 @@ def _env_style(launcher: str, flavour: Flavour) -> Optional[str]:
     return "hydra" if name in _HYDRA_LAUNCHERS else None
 
 
+# srun's --export separates its variables with commas and has no escape for one in a value.
+# A variable whose value holds one is set in srun's own environment instead, which --export=ALL
+# passes on to the ranks; but not a preload, which would load into srun itself.
+_SRUN_ONLY_THROUGH_EXPORT = ("LD_PRELOAD",)
+
+
+def _srun_env_split(env: Mapping[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(the variables for --export, those for srun's own environment)."""
+    exported, inherited = {}, {}
+    for name, value in env.items():
+        if "," not in value:
+            exported[name] = value
+        elif name in _SRUN_ONLY_THROUGH_EXPORT:
+            raise MpilensError(
+                f'cannot pass {name}="{value}" to the ranks through srun: its --export option '
+                "cannot carry a comma, and srun would load it itself; choose paths without one"
+            )
+        else:
+            inherited[name] = value
+    return exported, inherited
+
+
 def _env_options(style: str, env: Mapping[str, str]) -> List[str]:
     if style == "openmpi":
         return [word for name, value in env.items() for word in ("-x", f"{name}={value}")]
     if style == "hydra":
         return [word for name, value in env.items() for word in ("-genv", name, value)]
-    # srun's --export separates its variables with commas, so no value may hold one.
-    for name, value in env.items():
-        if "," in value:
-            raise MpilensError(
-                f'cannot pass {name}="{value}" to the ranks through srun: its '
-                "--export option cannot carry a comma; choose paths without one"
-            )
-    return ["--export=" + ",".join(["ALL", *(f"{name}={value}" for name, value in env.items())])]
+    exported, _ = _srun_env_split(env)
+    return [
+        "--export=" + ",".join(["ALL", *(f"{name}={value}" for name, value in exported.items())])
+    ]
 
 
 def process_env(
     launcher: str, flavour: Flavour, env: Optional[Mapping[str, str]]
 ) -> Dict[str, str]:
     """The variables of env to set in the launcher's own environment: all of them for a launcher
-    mpilens does not know (which must then pass its environment on to the ranks), none for one
-    it knows (build_command puts them on its command line, so the launcher process itself is
-    not affected, e.g. by LD_PRELOAD)."""
-    return dict(env or {}) if _env_style(launcher, flavour) is None else {}
+    mpilens does not know (which must then pass its environment on to the ranks); for srun those
+    whose values hold a comma, which its --export cannot carry; none for the others (build_command
+    puts them on its command line, so the launcher process itself is not affected, e.g. by
+    LD_PRELOAD)."""
+    style = _env_style(launcher, flavour)
+    if style is None:
+        return dict(env or {})
+    return _srun_env_split(env or {})[1] if style == "srun" else {}
 
 
 def _with_env(prefix: List[str], flavour: Flavour, env: Optional[Mapping[str, str]]) -> List[str]:

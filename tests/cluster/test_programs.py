@@ -10,6 +10,7 @@ from typing import Dict, List
 import pytest
 
 from conftest import ROOT, bin_dir, hosts_by_rank, meta_of, points_of
+from mpilens import launch
 
 JOB_SCRIPT = ROOT / "examples" / "slurm" / "mpilens-job.sh"
 
@@ -73,3 +74,16 @@ def test_batch_job_script(cluster, flavour, tmp_path):
     cluster.run(cluster.mpilens("report", out), cwd=tmp_path)
     page = (out / "report.html").read_text()
     assert "mlnode0 (ranks 0-1); mlnode1 (ranks 2-3)" in page
+
+
+def test_srun_passes_a_comma_to_every_rank(cluster, tmp_path):
+    """A value srun's --export cannot carry (libmpilens-progress's "yield,cpu=spare") reaches the
+    ranks on both nodes through srun's own environment, beside one --export carries."""
+    env = {"MPILENS_PROGRESS": "yield,cpu=spare", "MPILENS_PLAIN": "x"}
+    flavour = launch.Flavour.OPENMPI
+    command = launch.build_command(flavour, 2, "/usr/bin/env", [],
+                                   launcher="srun -N2 -n {np} --mpi=none", env=env)
+    done = cluster.run(command, cwd=tmp_path, env=launch.process_env(command[0], flavour, env))
+    lines = done.stdout.splitlines()
+    for line in ("MPILENS_PROGRESS=yield,cpu=spare", "MPILENS_PLAIN=x"):
+        assert lines.count(line) == 2, done.stdout

@@ -48,14 +48,22 @@ def test_srun_gets_export(on_path, monkeypatch, flavour):
     assert launch.process_env("srun", flavour, ENV) == {}
 
 
-def test_srun_cannot_carry_a_comma(on_path):
+def test_srun_passes_a_comma_through_its_own_environment(on_path):
+    """srun's --export cannot carry a comma: such a value goes into srun's own environment, which
+    --export=ALL passes on (a CPU list of libmpilens-progress's placement); a preload cannot, as
+    srun would load it itself."""
     on_path()
+    env = {"MPILENS_PROGRESS": "yield", "MPILENS_PROGRESS_CPUS": "1,3"}
+    command = launch.build_command(Flavour.OPENMPI, 2, APP, [], launcher="srun -n {np}", env=env)
+    assert command == ["srun", "--export=ALL,MPILENS_PROGRESS=yield", "-n", "2", APP]
+    assert launch.process_env("srun", Flavour.OPENMPI, env) == {"MPILENS_PROGRESS_CPUS": "1,3"}
     with pytest.raises(MpilensError) as caught:
         launch.build_command(Flavour.OPENMPI, 2, APP, [], launcher="srun -n {np}",
-                             env={"MPILENS_MONITOR": "/scratch/a,b/monitor"})
-    assert str(caught.value) == ('cannot pass MPILENS_MONITOR="/scratch/a,b/monitor" to the ranks '
-                                 "through srun: its --export option cannot carry a comma; choose "
-                                 "paths without one")
+                             env={"LD_PRELOAD": "/scratch/a,b/libmpilens-monitor.so"})
+    assert str(caught.value) == (
+        'cannot pass LD_PRELOAD="/scratch/a,b/libmpilens-monitor.so" to the ranks through srun: '
+        "its --export option cannot carry a comma, and srun would load it itself; choose paths "
+        "without one")
 
 
 @pytest.mark.parametrize("launcher,flavour,options", [
