@@ -290,6 +290,31 @@ def test_overheads_are_time_over_time_without_the_layer(whole):
     assert pb.checksum_mismatches(whole) == []
 
 
+def test_an_application_faster_with_the_layer_in_every_solve_is_invalid():
+    # cg's baseline solves took 2.0 to 2.4 s; under separate every solve took 1.1 to 1.5 s (the
+    # machine, not the layer, which only adds work), under pack-before 1.9 to 2.5 s (a ratio
+    # below 1 within the spread: kept, as noise)
+    def point(method, pb_size, shortest, longest):
+        found = app_point("cg", "specific", method, pb_size, shortest)
+        found["stats"]["time_max_s"] = longest
+        return found
+
+    points = [point("none", 0, 2.0, 2.4), point("separate", 4, 1.1, 1.5),
+              point("pack-before", 4, 1.9, 2.5)]
+    meta = pb_meta("none", 0, len(points))
+    del meta["piggyback"]
+    meta["program"] = "mpilens piggyback (example applications)"
+    run = pb.combine([pb_run("none", sweep_points("none")),
+                      Run(path=Path("results/piggyback-apps.jsonl"), meta=meta, points=points)])
+    faster = pb.AppKey("cg", "specific", "separate", 4)
+    assert pb.faster_everywhere(run) == {faster: pytest.approx(0.55)}
+    assert set(pb.overheads(run)) == {pb.AppKey("cg", "specific", "pack-before", 4)}
+    assert (f"warning: {pb.APP_NAMES['cg']}, specific receives, separate with 4 B pb: INVALID "
+            f"overhead 0.55: {pb.INVALID_APP_FASTER}") in pb.diagnose(run)
+    reasons = {p["params"]["method"]: reason for p, reason in pb.validity(run) if p["bench"] == "app"}
+    assert reasons == {"separate": pb.INVALID_APP_FASTER, "pack-before": None}
+
+
 def test_checksum_mismatch_names_the_method_and_application():
     run = pb.combine([pb_run("none", sweep_points("none")),
                       apps_run(("separate",), wrong=(("cg", "wildcard", "separate", 4096),))])

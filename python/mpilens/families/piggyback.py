@@ -48,6 +48,8 @@ PIGGYBACK_OWN = ("MPILENS_PB_METHOD", "MPILENS_PB_SIZE", "MPILENS_PB_DRIVER")
 PIGGYBACK_PB_SIZES = ",".join(str(size) for size in piggyback.PB_SIZES)
 PIGGYBACK_APPS_FILE = "piggyback-apps.jsonl"
 APP_SCALE_MAX = 100.0
+# What an example application may print beside checksum and time_s.
+APP_OPTIONAL = ("time_max_s", "residual")
 
 # The program's options for the repetitions of every point, by preset; the message sizes of the
 # sweep of each method (seed 001 figure 2: 1 B to 4 MiB); and the example applications (seed 001
@@ -315,12 +317,13 @@ def _run_piggyback(launcher: _Launcher, program: Path, planned: PiggybackRun) ->
     return run
 
 
-def _app_measurement(text: str, command: Sequence[str]) -> Tuple[str, float, Optional[float]]:
-    """checksum, time_s and residual (cg) from what rank 0 of an application printed."""
+def _app_measurement(text: str, command: Sequence[str]) -> Tuple[str, float, Dict[str, float]]:
+    """checksum, time_s and the optional figures (time_max_s: the longest solve; residual: cg's)
+    from what rank 0 of an application printed."""
     found = {}
     for line in text.splitlines():
         words = line.split()
-        if len(words) == 2 and words[0] in ("checksum", "time_s", "residual"):
+        if len(words) == 2 and words[0] in ("checksum", "time_s", *APP_OPTIONAL):
             found[words[0]] = words[1]
     try:
         time_s = float(found["time_s"])
@@ -330,11 +333,19 @@ def _app_measurement(text: str, command: Sequence[str]) -> Tuple[str, float, Opt
             f'"{shlex.join(command)}" did not print its "checksum" and "time_s" '
             f"lines; it printed: {text.strip()[:300]!r}"
         ) from None
+    optional = {name: _number(found.get(name)) for name in APP_OPTIONAL}
+    return (
+        checksum,
+        time_s,
+        {name: number for name, number in optional.items() if number is not None},
+    )
+
+
+def _number(text: Optional[str]) -> Optional[float]:
     try:
-        residual = float(found["residual"]) if "residual" in found else None
+        return float(text) if text is not None else None
     except ValueError:
-        residual = None
-    return checksum, time_s, residual
+        return None
 
 
 def _apps_meta(args: argparse.Namespace, base: results.Run, total: int) -> Dict[str, object]:
@@ -400,12 +411,10 @@ def _run_apps(
             )
             command = launcher.command(programs[app_run.app], app_args, env)
             own_env = launcher.announce(command, env)
-            checksum, time_s, residual = _app_measurement(
+            checksum, time_s, optional = _app_measurement(
                 launch.run_captured(command, env=own_env), command
             )
-            stats: Dict[str, object] = {"time_s": time_s, "checksum": checksum}
-            if residual is not None:
-                stats["residual"] = residual
+            stats: Dict[str, object] = {"time_s": time_s, "checksum": checksum, **optional}
             out.write(
                 _record_line(
                     {

@@ -41,6 +41,9 @@ run_ok() {
   [[ "$(value "$name" checksum)" =~ ^-?0x[0-9a-f]+(\.[0-9a-f]+)?p[-+][0-9]+$ ]] ||
     fail "$name: checksum \"$(value "$name" checksum)\" is not a %a hex float"
   [[ "$(value "$name" time_s)" =~ ^[0-9]+\.[0-9]+$ ]] || fail "$name: time_s \"$(value "$name" time_s)\""
+  # the longest solve is no shorter than the shortest
+  awk -v lo="$(value "$name" time_s)" -v hi="$(value "$name" time_max_s)" 'BEGIN { exit !(hi >= lo) }' ||
+    fail "$name: time_max_s \"$(value "$name" time_max_s)\" below time_s \"$(value "$name" time_s)\""
 }
 
 # same NAME... : every run printed the checksum of the first, bit for bit
@@ -68,22 +71,22 @@ expect_usage_error() {
 
 # ---- the sweep
 geometry=(--nx 21 --ny 14 --nz 12 --iterations 3)
-run_ok sweep "$np" "checksum time_s" "$sweep" "${geometry[@]}" --kblock 5
-run_ok sweep_wildcard "$np" "checksum time_s" "$sweep" "${geometry[@]}" --kblock 5 --wildcard
-run_ok sweep_again "$np" "checksum time_s" "$sweep" "${geometry[@]}" --kblock 5 --repeat 2
-run_ok sweep_serial 1 "checksum time_s" "$sweep" "${geometry[@]}" --kblock 5
-run_ok sweep_one_block "$np" "checksum time_s" "$sweep" "${geometry[@]}" --kblock 12 --wildcard
+run_ok sweep "$np" "checksum time_s time_max_s" "$sweep" "${geometry[@]}" --kblock 5
+run_ok sweep_wildcard "$np" "checksum time_s time_max_s" "$sweep" "${geometry[@]}" --kblock 5 --wildcard
+run_ok sweep_again "$np" "checksum time_s time_max_s" "$sweep" "${geometry[@]}" --kblock 5 --repeat 2
+run_ok sweep_serial 1 "checksum time_s time_max_s" "$sweep" "${geometry[@]}" --kblock 5
+run_ok sweep_one_block "$np" "checksum time_s time_max_s" "$sweep" "${geometry[@]}" --kblock 12 --wildcard
 same sweep sweep_wildcard sweep_again sweep_serial sweep_one_block
 
 # ---- conjugate gradients
 problem=(--nx 10 --ny 13 --nz 11 --iterations 300)
-run_ok cg "$np" "checksum time_s residual" "$cg" "${problem[@]}" --tolerance 1e-10
-run_ok cg_wildcard "$np" "checksum time_s residual" "$cg" "${problem[@]}" --tolerance 1e-10 --wildcard
-run_ok cg_again "$np" "checksum time_s residual" "$cg" "${problem[@]}" --tolerance 1e-10 --repeat 2 --wildcard
+run_ok cg "$np" "checksum time_s time_max_s residual" "$cg" "${problem[@]}" --tolerance 1e-10
+run_ok cg_wildcard "$np" "checksum time_s time_max_s residual" "$cg" "${problem[@]}" --tolerance 1e-10 --wildcard
+run_ok cg_again "$np" "checksum time_s time_max_s residual" "$cg" "${problem[@]}" --tolerance 1e-10 --repeat 2 --wildcard
 same cg cg_wildcard cg_again
 [ "$(value cg residual)" = "$(value cg_wildcard residual)" ] || fail "cg residual differs with --wildcard"
-run_ok cg_early "$np" "checksum time_s residual" "$cg" "${problem[@]}" --iterations 5
-run_ok cg_serial 1 "checksum time_s residual" "$cg" "${problem[@]}" --tolerance 1e-10
+run_ok cg_early "$np" "checksum time_s time_max_s residual" "$cg" "${problem[@]}" --iterations 5
+run_ok cg_serial 1 "checksum time_s time_max_s residual" "$cg" "${problem[@]}" --tolerance 1e-10
 python3 - "$(value cg residual)" "$(value cg_early residual)" "$(value cg checksum)" "$(value cg_serial checksum)" \
   "$(value cg_serial residual)" <<'PY' || failures=$((failures + 1))
 import sys
@@ -110,8 +113,8 @@ PY
 
 # ---- known answers: a tiny problem of each, computed independently here
 # (the sweep's grid is just large enough for both materials and a source)
-run_ok sweep_tiny "$np" "checksum time_s" "$sweep" --nx 10 --ny 9 --nz 9 --iterations 2 --kblock 4
-run_ok cg_tiny "$np" "checksum time_s residual" "$cg" --nx 4 --ny 3 --nz 5 --iterations 200 --tolerance 1e-14
+run_ok sweep_tiny "$np" "checksum time_s time_max_s" "$sweep" --nx 10 --ny 9 --nz 9 --iterations 2 --kblock 4
+run_ok cg_tiny "$np" "checksum time_s time_max_s residual" "$cg" --nx 4 --ny 3 --nz 5 --iterations 200 --tolerance 1e-14
 python3 - "$(value sweep_tiny checksum)" "$(value cg_tiny checksum)" <<'PY' || failures=$((failures + 1))
 import sys
 
