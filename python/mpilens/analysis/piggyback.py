@@ -227,12 +227,7 @@ def validity(run: Run) -> List[Tuple[Record, Optional[str]]]:
     ]
     verdicts = _all_overheads(run)
     for point in run.points_of(APP):
-        params = _params(point)
-        app, recv, method = params.get("app"), params.get("recv"), params.get("method")
-        pb_size = record_integer(params.get("pb_size"))
-        if not (isinstance(app, str) and isinstance(recv, str) and isinstance(method, str)):
-            continue
-        key = AppKey(app, recv, method, pb_size if pb_size is not None else -1)
+        key = app_key(point)
         if key in verdicts:
             judged.append((point, INVALID_APP_FASTER if verdicts[key][1] else None))
     return judged
@@ -537,23 +532,29 @@ class AppResult:
     time_max_s: Optional[float] = None  # the longest, where the application printed it
 
 
+def app_key(point: Record) -> Optional[AppKey]:
+    """The application run an app point is of; None when its parameters are not all there."""
+    params = _params(point)
+    app, recv, method = params.get("app"), params.get("recv"), params.get("method")
+    pb = record_integer(params.get("pb_size"))
+    if (
+        isinstance(app, str)
+        and isinstance(recv, str)
+        and isinstance(method, str)
+        and pb is not None
+    ):
+        return AppKey(app, recv, method, pb)
+    return None
+
+
 def app_results(run: Run) -> Dict[AppKey, AppResult]:
     found = {}
     for point in run.points_of(APP):
-        params, stats = _params(point), point.get("stats") or {}
-        app, recv, method = params.get("app"), params.get("recv"), params.get("method")
-        pb, time_s = record_integer(params.get("pb_size")), record_number(stats.get("time_s"))
-        checksum = stats.get("checksum")
-        if (
-            isinstance(app, str)
-            and isinstance(recv, str)
-            and isinstance(method, str)
-            and isinstance(checksum, str)
-            and pb is not None
-            and time_s is not None
-        ):
+        key, stats = app_key(point), point.get("stats") or {}
+        time_s, checksum = record_number(stats.get("time_s")), stats.get("checksum")
+        if key is not None and isinstance(checksum, str) and time_s is not None:
             longest = record_number(stats.get("time_max_s"))
-            found[AppKey(app, recv, method, pb)] = AppResult(time_s, checksum, longest)
+            found[key] = AppResult(time_s, checksum, longest)
     return found
 
 
