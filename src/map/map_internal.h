@@ -1,7 +1,8 @@
 /* Inside libmpilens-map (include/mpilens/map.h is the contract, docs/map.md the user's guide and
  * docs/methods/map.md the design). The two objects of the API, shared by the files of the library:
- * topology.c builds topologies, matrix.c matrices, the algorithms (treematch.c, baselines.c,
- * scotch.c) read both through compute.c, cost.c prices a mapping, reorder.c is the MPI part. */
+ * topology.c builds topologies, matrix.c matrices, the algorithms (treematch.c with bisection.c
+ * and heap.c, baselines.c, scotch.c) read both through compute.c, cost.c prices a mapping,
+ * reorder.c is the MPI part. */
 #ifndef MPILENS_MAP_INTERNAL_H
 #define MPILENS_MAP_INTERNAL_H
 
@@ -76,5 +77,35 @@ int ml_map_scotch(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m, unsi
                   long *slot_of);
 int ml_map_baseline(const mpilens_map_topology_t *t, mpilens_map_algo_t algo, unsigned seed, int order,
                     const long *allowed, long *slot_of);
+
+/* A max-heap of candidate vertices (heap.c): largest key first, then the oldest. First in, first
+ * out among equals makes groups and parts grow breadth-first, round rather than in long rows, on
+ * regular patterns (on a 16x16x16 stencil, 30% less traffic between packages and 10% less between
+ * nodes than lowest-index-first). Entries are never updated: a vertex whose key changes is pushed
+ * again, and the users drop stale entries as they pop them. */
+typedef struct {
+    double key;
+    size_t age; /* pushes before this one */
+    int v;
+} ml_map_entry_t;
+
+typedef struct {
+    ml_map_entry_t *e;
+    size_t size, capacity, pushes;
+} ml_map_heap_t;
+
+int ml_map_heap_push(ml_map_heap_t *h, double key, int v);
+ml_map_entry_t ml_map_heap_pop(ml_map_heap_t *h);
+
+/* Multilevel bisection (bisection.c) of sets of vertices of one undirected weighted graph in CSR
+ * form (start[n + 1], adj, w): a workspace for the graph's n vertices, reused across calls. */
+typedef struct ml_map_bisection ml_map_bisection_t;
+
+int ml_map_bisection_new(int n, ml_map_bisection_t **out);
+void ml_map_bisection_free(ml_map_bisection_t *b);
+/* Reorders vert[0, count) so that its first `size` vertices and the others cut little traffic
+ * between them (each part keeps its vertices' order). */
+int ml_map_bisect(ml_map_bisection_t *b, const size_t *start, const int *adj, const double *w, int *vert, int count,
+                  int size);
 
 #endif

@@ -24,11 +24,11 @@
  *   groups at the next). So treematch, and not greedy (that is the difference between them at
  *   large P), also maps by top-down recursive bisection, as Scotch does: the occupied slots of the
  *   lowest object holding a set of processes are split into two halves of its children, the
- *   processes with them by greedy graph growing from a peripheral vertex and Fiduccia-Mattheyses
- *   passes that keep the sizes, down to single slots. That mapping is kept only where its
- *   weighted cost (bytes x the cost of the level where their ends meet) is strictly lower, so
- *   small cases the grouping solves exactly keep their answer. It pairs processes with the sorted
- *   allowed slots, so uneven occupancy and oversubscription hold as above.
+ *   processes with them by multilevel bisection (bisection.c), down to objects whose children are
+ *   single slots (no placement among those costs more than another). That mapping is kept only
+ *   where its weighted cost (bytes x the cost of the level where their ends meet) is strictly
+ *   lower, so small cases the grouping solves exactly keep their answer. It pairs processes with
+ *   the sorted allowed slots, so uneven occupancy and oversubscription hold as above.
  * - Every other tie goes to the lowest index, so the result depends on nothing but the input, and
  *   traffic-free processes fill groups in index order: an empty matrix gives the packed mapping. */
 #include <stdlib.h>
@@ -39,8 +39,9 @@
 /* TreeMatch's bound on the number of candidate groups for its exhaustive grouping. */
 #define TM_EXHAUSTIVE_GROUPS 30000
 /* Candidate groups the exact search may try before it keeps the best partition found so far: a
- * few tens of milliseconds, whatever the matrix. */
-#define TM_SEARCH_BUDGET 2000000L
+ * few milliseconds, whatever the matrix (on 36 stencil, random and CG matrices of 64 to 512
+ * processes, the answers of ten times this budget, in up to 5 times the time). */
+#define TM_SEARCH_BUDGET 200000L
 /* Swap passes after greedy grouping: together they remove 1 to 2% of the traffic between groups
  * on stencils and random matrices, most of it in the first pass. */
 #define TM_REFINE_PASSES 4
@@ -361,63 +362,6 @@ static int aggregate(const tm_graph_t *g, const int *group_of, const tm_stage_t 
 
 /* ---- greedy grouping -------------------------------------------------------------------------- */
 
-typedef struct {
-    double key;
-    size_t age; /* pushes before this one */
-    int v;
-} tm_entry_t;
-
-/* A max-heap of candidates: largest key first, then the oldest. First in, first out among equals
- * makes groups grow breadth-first, round rather than in long rows, on regular patterns (on a
- * 16x16x16 stencil, 30% less traffic between packages and 10% less between nodes than
- * lowest-index-first). */
-typedef struct {
-    tm_entry_t *e;
-    size_t size, capacity, pushes;
-} tm_heap_t;
-
-static int entry_before(tm_entry_t a, tm_entry_t b) { return a.key > b.key || (a.key == b.key && a.age < b.age); }
-
-static int heap_push(tm_heap_t *h, double key, int v)
-{
-    if (h->size == h->capacity) {
-        size_t capacity = h->capacity ? 2 * h->capacity : 64;
-        tm_entry_t *e = realloc(h->e, capacity * sizeof *e);
-        if (!e)
-            return MPILENS_MAP_ERR_NOMEM;
-        h->e = e;
-        h->capacity = capacity;
-    }
-    size_t i = h->size++;
-    tm_entry_t x = {key, h->pushes++, v};
-    while (i > 0 && entry_before(x, h->e[(i - 1) / 2])) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->e[i] = x;
-    return MPILENS_MAP_OK;
-}
-
-static tm_entry_t heap_pop(tm_heap_t *h)
-{
-    tm_entry_t top = h->e[0], x = h->e[--h->size];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->size)
-            break;
-        if (c + 1 < h->size && entry_before(h->e[c + 1], h->e[c]))
-            c++;
-        if (!entry_before(h->e[c], x))
-            break;
-        h->e[i] = h->e[c];
-        i = c;
-    }
-    if (h->size)
-        h->e[i] = x;
-    return top;
-}
-
 /* A min-heap of vertices in a fixed array (each vertex enters at most once). */
 static void index_push(int *heap, int *size, int v)
 {
@@ -471,7 +415,7 @@ typedef struct {
     double *conn;                         /* weight to the open group */
     int *rest_count;                      /* unassigned neighbours */
     int *touched, ntouched;               /* vertices whose conn is not zero */
-    tm_heap_t cand;                       /* neighbours of the open group */
+    ml_map_heap_t cand;                   /* neighbours of the open group */
     int *by_shape, *shape_start, *cursor; /* vertices of each shape, ascending, and the first one
                                              that may still be unassigned */
     int *isolated, *isolated_size;        /* per shape (in by_shape's ranges): unassigned vertices without
@@ -572,7 +516,7 @@ static int add_to_group(tm_greedy_t *s, int v, int group)
         /* The candidate that keeps the most traffic inside, as TreeMatch's greedy grouping picks
          * (on stencils and random matrices this does better than also counting what the candidate
          * sends elsewhere, as graph growing partitioners do). */
-        if (heap_push(&s->cand, s->conn[x], x) != MPILENS_MAP_OK)
+        if (ml_map_heap_push(&s->cand, s->conn[x], x) != MPILENS_MAP_OK)
             return MPILENS_MAP_ERR_NOMEM;
     }
     return MPILENS_MAP_OK;
@@ -583,7 +527,7 @@ static int add_to_group(tm_greedy_t *s, int v, int group)
 static int best_candidate(tm_greedy_t *s)
 {
     while (s->cand.size) {
-        int v = heap_pop(&s->cand).v;
+        int v = ml_map_heap_pop(&s->cand).v;
         if (s->group_of[v] < 0 && fits(s, v) >= 0)
             return v;
     }
@@ -1037,12 +981,6 @@ static int group_levels(const mpilens_map_topology_t *t, mpilens_map_matrix_t *m
 
 /* ---- recursive bisection, the second candidate ------------------------------------------------ */
 
-/* FM passes per bisection, and the moves a pass makes past its best balanced state before it
- * gives up: the first pass does most of the work, and on stencils and random matrices longer
- * climbs out of a local minimum rarely pay. */
-#define TM_FM_PASSES 4
-#define TM_FM_PATIENCE 64
-
 /* The state of the top-down bisection: `proc` lists the processes in the order of the sorted
  * allowed slots, and each bisection splits a segment of it at the boundary between the children
  * of the lowest object holding the segment's slots. */
@@ -1050,166 +988,14 @@ typedef struct {
     const mpilens_map_topology_t *t;
     const tm_graph_t *g;
     const long *sorted;
-    int *proc, *scratch;
-    int *stamp, stamps; /* stamp[v] == stamps: v is in the segment being bisected */
-    char *side;         /* 0: the first part (the lower slots), 1: the second */
-    char *locked;
-    double *gain; /* how much the cut drops if the vertex changes sides */
-    int *moved;
-    tm_heap_t heap[2]; /* candidates to leave each side, lazily updated */
-    double tolerance;
+    int *proc;
+    ml_map_bisection_t *work;
 } tm_bisect_t;
-
-static int in_segment(const tm_bisect_t *b, int v) { return b->stamp[v] == b->stamps; }
-
-/* v changes sides; the gains of its neighbours in the segment follow, and the unlocked ones enter
- * their side's heap with their new gain. */
-static int flip(tm_bisect_t *b, int v)
-{
-    const tm_graph_t *g = b->g;
-    int from = b->side[v];
-    b->side[v] = (char)!from;
-    b->gain[v] = -b->gain[v];
-    for (size_t e = g->start[v]; e < g->start[v + 1]; e++) {
-        int x = g->adj[e];
-        if (!in_segment(b, x))
-            continue;
-        b->gain[x] += b->side[x] == from ? 2 * g->w[e] : -2 * g->w[e];
-        if (!b->locked[x] && heap_push(&b->heap[(int)b->side[x]], b->gain[x], x) != MPILENS_MAP_OK)
-            return MPILENS_MAP_ERR_NOMEM;
-    }
-    return MPILENS_MAP_OK;
-}
-
-/* The top of a side's heap once stale entries (locked, moved, or an older gain) are dropped. */
-static int valid_top(tm_bisect_t *b, int side)
-{
-    tm_heap_t *h = &b->heap[side];
-    while (h->size) {
-        int v = h->e[0].v;
-        if (!b->locked[v] && b->side[v] == side && h->e[0].key == b->gain[v])
-            return v;
-        heap_pop(h);
-    }
-    return -1;
-}
-
-/* The last vertex a breadth-first search from `from` reaches in the segment: two sweeps give a
- * vertex on the periphery, where growing a part cuts least. */
-static int farthest(tm_bisect_t *b, int from)
-{
-    const tm_graph_t *g = b->g;
-    int *queue = b->scratch, head = 0, tail = 0;
-    queue[tail++] = from;
-    b->locked[from] = 1;
-    while (head < tail) {
-        int v = queue[head++];
-        for (size_t e = g->start[v]; e < g->start[v + 1]; e++) {
-            int x = g->adj[e];
-            if (in_segment(b, x) && !b->locked[x]) {
-                b->locked[x] = 1;
-                queue[tail++] = x;
-            }
-        }
-    }
-    for (int i = 0; i < tail; i++)
-        b->locked[queue[i]] = 0;
-    return queue[tail - 1];
-}
-
-/* Greedy graph growing: the first part grows from a peripheral vertex, taking the vertex whose
- * move lowers the cut most (first reached among equals); once its component is used up, the
- * next vertex in segment order. */
-static int grow(tm_bisect_t *b, int lo, int hi, int size)
-{
-    const tm_graph_t *g = b->g;
-    for (int i = lo; i < hi; i++) {
-        int v = b->proc[i];
-        double inside = 0;
-        for (size_t e = g->start[v]; e < g->start[v + 1]; e++)
-            inside += in_segment(b, g->adj[e]) ? g->w[e] : 0;
-        b->side[v] = 1;
-        b->gain[v] = -inside;
-    }
-    b->heap[1].size = 0;
-    int next = lo, v = farthest(b, farthest(b, b->proc[lo]));
-    for (int k = 0; k < size; k++) {
-        if (k > 0)
-            v = valid_top(b, 1);
-        while (v < 0)
-            if (b->side[b->proc[next++]] == 1)
-                v = b->proc[next - 1];
-        b->locked[v] = 1;
-        if (flip(b, v) != MPILENS_MAP_OK)
-            return MPILENS_MAP_ERR_NOMEM;
-        v = -1;
-    }
-    for (int i = lo; i < hi; i++)
-        b->locked[b->proc[i]] = 0;
-    return MPILENS_MAP_OK;
-}
-
-/* One Fiduccia-Mattheyses pass keeping the sizes: moves alternate between the sides (the best
- * first when balanced), and the moves after the best balanced state are undone. *gained: what
- * the pass removed from the cut. */
-static int fm_pass(tm_bisect_t *b, int lo, int hi, double *gained)
-{
-    const tm_graph_t *g = b->g;
-    int status = MPILENS_MAP_OK, moves = 0, best_moves = 0, balance = 0;
-    double sum = 0, best = 0;
-    b->heap[0].size = b->heap[1].size = 0;
-    for (int i = lo; i < hi && status == MPILENS_MAP_OK; i++) {
-        int v = b->proc[i], boundary = 0;
-        for (size_t e = g->start[v]; e < g->start[v + 1] && !boundary; e++)
-            boundary = in_segment(b, g->adj[e]) && b->side[g->adj[e]] != b->side[v];
-        if (boundary)
-            status = heap_push(&b->heap[(int)b->side[v]], b->gain[v], v);
-    }
-    while (status == MPILENS_MAP_OK && moves < hi - lo && moves - best_moves <= TM_FM_PATIENCE) {
-        int top0 = valid_top(b, 0), top1 = valid_top(b, 1), v;
-        if (balance != 0)
-            v = balance > 0 ? top1 : top0;
-        else
-            v = top1 < 0 || (top0 >= 0 && b->gain[top0] >= b->gain[top1]) ? top0 : top1;
-        if (v < 0)
-            break;
-        balance += b->side[v] == 0 ? 1 : -1;
-        sum += b->gain[v];
-        b->locked[v] = 1;
-        b->moved[moves++] = v;
-        status = flip(b, v);
-        if (balance == 0 && sum > best + b->tolerance) {
-            best = sum;
-            best_moves = moves;
-        }
-    }
-    while (status == MPILENS_MAP_OK && moves > best_moves)
-        status = flip(b, b->moved[--moves]);
-    for (int i = lo; i < hi; i++)
-        b->locked[b->proc[i]] = 0;
-    *gained = best;
-    return status;
-}
 
 /* Splits proc[lo, hi) into its first `size` processes and the rest, cutting little traffic. */
 static int bisect(tm_bisect_t *b, int lo, int hi, int size)
 {
-    b->stamps++;
-    for (int i = lo; i < hi; i++)
-        b->stamp[b->proc[i]] = b->stamps;
-    int status = grow(b, lo, hi, size);
-    double gained = 1;
-    for (int pass = 0; pass < TM_FM_PASSES && gained > 0 && status == MPILENS_MAP_OK; pass++)
-        status = fm_pass(b, lo, hi, &gained);
-    if (status != MPILENS_MAP_OK)
-        return status;
-    int first = lo, second = lo + size;
-    for (int i = lo; i < hi; i++) {
-        int v = b->proc[i];
-        b->scratch[b->side[v] == 0 ? first++ : second++] = v;
-    }
-    memcpy(b->proc + lo, b->scratch + lo, (size_t)(hi - lo) * sizeof *b->proc);
-    return MPILENS_MAP_OK;
+    return ml_map_bisect(b->work, b->g->start, b->g->adj, b->g->w, b->proc + lo, hi - lo, size);
 }
 
 /* The segment's slots lie under one object; its occupied children are split into two halves and
@@ -1223,6 +1009,16 @@ static int bisect_range(tm_bisect_t *b, int lo, int hi, long *slot_of)
         return MPILENS_MAP_OK;
     }
     long width = b->t->below[ml_map_common_level(b->t, s[lo], s[hi - 1]) + 2];
+    int distinct = 1;
+    for (int i = lo + 1; i < hi && distinct; i++)
+        distinct = s[i] != s[i - 1];
+    if (width == 1 && distinct) {
+        /* Slots of one object, a process each: every pair meets at that object, whatever goes
+         * where, so no split can lower the cost. */
+        for (int i = lo; i < hi; i++)
+            slot_of[b->proc[i]] = s[i];
+        return MPILENS_MAP_OK;
+    }
     int children = 0, mid = lo;
     for (int i = lo; i < hi; i++)
         children += i == lo || s[i] / width != s[i - 1] / width;
@@ -1258,20 +1054,13 @@ static int bisection_if_better(const mpilens_map_topology_t *t, mpilens_map_matr
 {
     int n = m->order;
     tm_graph_t g = {n, m->row_start, m->column, m->weight, NULL, 0, 0};
-    tm_bisect_t b = {t, &g, sorted, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, {{0}}, 0};
+    tm_bisect_t b = {t, &g, sorted, NULL, NULL};
     long *other = malloc((size_t)n * sizeof *other);
     b.proc = malloc((size_t)n * sizeof *b.proc);
-    b.scratch = malloc((size_t)n * sizeof *b.scratch);
-    b.stamp = calloc((size_t)n, sizeof *b.stamp);
-    b.side = malloc((size_t)n);
-    b.locked = calloc((size_t)n, 1);
-    b.gain = malloc((size_t)n * sizeof *b.gain);
-    b.moved = malloc((size_t)n * sizeof *b.moved);
-    int status = other && b.proc && b.scratch && b.stamp && b.side && b.locked && b.gain && b.moved
-                     ? set_degrees(&g)
-                     : MPILENS_MAP_ERR_NOMEM;
+    int status = other && b.proc ? set_degrees(&g) : MPILENS_MAP_ERR_NOMEM;
+    if (status == MPILENS_MAP_OK)
+        status = ml_map_bisection_new(n, &b.work);
     if (status == MPILENS_MAP_OK) {
-        b.tolerance = 1e-12 * g.total;
         for (int p = 0; p < n; p++)
             b.proc[p] = p;
         status = bisect_range(&b, 0, n, other);
@@ -1284,14 +1073,7 @@ static int bisection_if_better(const mpilens_map_topology_t *t, mpilens_map_matr
     free_graph(&g);
     free(other);
     free(b.proc);
-    free(b.scratch);
-    free(b.stamp);
-    free(b.side);
-    free(b.locked);
-    free(b.gain);
-    free(b.moved);
-    free(b.heap[0].e);
-    free(b.heap[1].e);
+    ml_map_bisection_free(b.work);
     return status;
 }
 
