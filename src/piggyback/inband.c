@@ -166,6 +166,136 @@ static int cached_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
     return MPI_SUCCESS;
 }
 
+/* ---- nonblocking calls: struct types kept with a pb buffer of their own --------------------------
+ * A nonblocking message's pb comes from the pool, a different buffer from one message to the next,
+ * so a struct type joining it with the user's buffer was made, committed and freed per message:
+ * 310-350 ns on Open MPI 4.1 and MPICH 4.0, a fifth of a 4 KiB message's time over shared memory.
+ * Programs send from and receive into the same buffers again and again (a window of messages, a
+ * halo exchange), so for each (buffer, count, predefined type) the layer keeps idle pairs of a pb
+ * buffer and the struct type pointing at it; a message takes one (several messages from one
+ * buffer may be pending at once, each with its own pair) and gives it back when its request is
+ * freed. Keys live in a small open-addressed table per direction; a key pushed out by another
+ * frees its idle pairs, and a pair coming back to a key no longer there is freed. */
+
+enum { KEPT_SLOTS = 256, KEPT_PROBES = 4, KEPT_MAX = 4096 };
+
+struct ml_pb_kept {
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+    ml_req_kind_t kind;
+    unsigned char *pb;
+    MPI_Datatype wire;
+    ml_pb_kept_t *next; /* the next idle pair of its key */
+};
+
+typedef struct {
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+    int used;
+    ml_pb_kept_t *idle;
+} kept_key_t;
+
+static kept_key_t kept_keys[2][KEPT_SLOTS];
+static int kept_pairs; /* idle or in use: a bound on the datatypes the layer holds */
+
+static size_t kept_hash(const void *buf, int count)
+{
+    uint64_t key = (uint64_t)(uintptr_t)buf ^ (uint64_t)count * 0x9e3779b97f4a7c15ULL;
+    return (size_t)((key ^ key >> 11 ^ key >> 29) % KEPT_SLOTS);
+}
+
+static void kept_free(ml_pb_kept_t *k)
+{
+    PMPI_Type_free(&k->wire);
+    free(k->pb);
+    free(k);
+    kept_pairs--;
+}
+
+static void key_clear(kept_key_t *key)
+{
+    while (key->idle) {
+        ml_pb_kept_t *k = key->idle;
+        key->idle = k->next;
+        kept_free(k);
+    }
+    key->used = 0;
+}
+
+/* The slot holding (buf, count, type), if any. */
+static kept_key_t *key_find(ml_req_kind_t kind, const void *buf, int count, MPI_Datatype type)
+{
+    size_t h = kept_hash(buf, count);
+    for (int i = 0; i < KEPT_PROBES; i++) {
+        kept_key_t *key = &kept_keys[kind][(h + (size_t)i) % KEPT_SLOTS];
+        if (key->used && key->buf == buf && key->count == count && key->type == type)
+            return key;
+    }
+    return NULL;
+}
+
+/* A slot for a new key: a free one among the probes, else the first, its idle pairs freed. */
+static kept_key_t *key_make(ml_req_kind_t kind, const void *buf, int count, MPI_Datatype type)
+{
+    size_t h = kept_hash(buf, count);
+    kept_key_t *key = &kept_keys[kind][h];
+    for (int i = 0; i < KEPT_PROBES; i++)
+        if (!kept_keys[kind][(h + (size_t)i) % KEPT_SLOTS].used) {
+            key = &kept_keys[kind][(h + (size_t)i) % KEPT_SLOTS];
+            break;
+        }
+    key_clear(key);
+    *key = (kept_key_t){buf, count, type, 1, NULL};
+    return key;
+}
+
+/* A pair for r's message (its pb and struct type set in r), or 0 where the layer keeps none. */
+static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    kept_key_t *key = key_find(r->kind, r->buf, r->count, r->type);
+    ml_pb_kept_t *k = key ? key->idle : NULL;
+    if (k) {
+        key->idle = k->next;
+    } else {
+        if (kept_pairs >= KEPT_MAX || !(k = malloc(sizeof *k)))
+            return 0;
+        if (!(k->pb = malloc(ml_pb.size ? ml_pb.size : 1)) ||
+            struct_type(k->pb, r->buf, r->count, r->type, &k->wire) != MPI_SUCCESS) {
+            free(k->pb);
+            free(k);
+            return 0;
+        }
+        kept_pairs++;
+        if (!key)
+            key_make(r->kind, r->buf, r->count, r->type);
+        *k = (ml_pb_kept_t){r->buf, r->count, r->type, r->kind, k->pb, k->wire, NULL};
+    }
+    r->kept = k;
+    r->pb = k->pb;
+    r->pb_fixed = 1;
+    r->type_cached = 1;
+    *wire_type = k->wire;
+    return 1;
+}
+
+void ml_pb_kept_return(ml_pb_kept_t *k)
+{
+    kept_key_t *key = key_find(k->kind, k->buf, k->count, k->type);
+    if (!key) {
+        kept_free(k);
+        return;
+    }
+    k->next = key->idle;
+    key->idle = k;
+}
+
+/* Whether r's message may use a kept pair: nonblocking (a blocking call has the direction's
+ * buffer), not persistent (its struct type is its own for its whole life), and a predefined type
+ * (a derived type's handle may be freed and given to another type). */
+static int keeps_pair(const ml_req_t *r) { return !r->blocking && !r->persistent && type_info(r->type)->predefined; }
+
 /* The pb buffer of r: the direction's own for a blocking call, else one from the pool. */
 static void take_pb(ml_req_t *r)
 {
@@ -173,9 +303,13 @@ static void take_pb(ml_req_t *r)
     r->pb = r->blocking ? blocking_pb(r->kind) : ml_pb_buffer_get(ml_pb.size);
 }
 
-/* The struct type for r's message: cached for a blocking call with a predefined type. */
-static int wire_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
+/* The pb buffer of an unstaged message and its struct type: cached for a blocking call with a
+ * predefined type, a kept pair for a nonblocking one, else made for this message. */
+static int take_pb_and_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
 {
+    if (keeps_pair(r) && take_kept(r, wire_type))
+        return MPI_SUCCESS;
+    take_pb(r);
     if (r->blocking && type_info(r->type)->predefined)
         return cached_struct_type(r, wire_type);
     return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
@@ -203,6 +337,8 @@ void ml_pb_inband_finalize(void)
     for (int k = 0; k < 2; k++) {
         free(direction_pb[k]);
         direction_pb[k] = NULL;
+        for (int i = 0; i < KEPT_SLOTS; i++)
+            key_clear(&kept_keys[k][i]);
     }
 }
 
@@ -293,15 +429,18 @@ int ml_pb_send_prepare(ml_req_t *r, const void **wire_buf, int *wire_count, MPI_
 {
     learn_payload(r);
     size_t payload = r->payload_bytes;
+    r->staged = r->staged || ml_pb_send_staged(payload);
+    if (!r->staged) {
+        int rc = take_pb_and_struct_type(r, wire_type);
+        if (!r->persistent)
+            ml_pb_produce(r->pb, r->peer, r->tag, r->comm, payload);
+        *wire_buf = MPI_BOTTOM;
+        *wire_count = 1;
+        return rc;
+    }
     take_pb(r);
     if (!r->persistent)
         ml_pb_produce(r->pb, r->peer, r->tag, r->comm, payload);
-    r->staged = r->staged || ml_pb_send_staged(payload);
-    if (!r->staged) {
-        *wire_buf = MPI_BOTTOM;
-        *wire_count = 1;
-        return wire_struct_type(r, wire_type);
-    }
     int rc = staging_for(r);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -322,10 +461,9 @@ int ml_pb_recv_prepare(ml_req_t *r, void **wire_buf, int *wire_count, MPI_Dataty
     learn_payload(r);
     r->staged = r->staged || ml_pb_recv_staged(r->payload_bytes);
     if (!r->staged) {
-        take_pb(r);
         *wire_buf = MPI_BOTTOM;
         *wire_count = 1;
-        return wire_struct_type(r, wire_type);
+        return take_pb_and_struct_type(r, wire_type);
     }
     int rc = staging_for(r);
     *wire_buf = r->staging;

@@ -79,6 +79,7 @@ typedef enum { REQ_SEND, REQ_RECV, REQ_PAIR, REQ_COMM } ml_req_kind_t;
 typedef struct ml_pair ml_pair_t;
 
 typedef struct ml_req ml_req_t;
+typedef struct ml_pb_kept ml_pb_kept_t;
 struct ml_req {
     MPI_Request handle; /* what the user holds */
     ml_req_kind_t kind;
@@ -104,6 +105,7 @@ struct ml_req {
     void *staging;
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
+    ml_pb_kept_t *kept;     /* the kept pair pb and the struct type belong to (inband.c), or NULL */
     MPI_Datatype wire_type; /* persistent struct types, freed with the request */
     ml_pair_t *pair;        /* REQ_PAIR: its two requests, freed with it */
     /* separate */
@@ -174,6 +176,9 @@ int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int ta
                      int *rc);
 /* After a blocking call: its buffers back to the pool, its struct type freed unless cached. */
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
+/* A nonblocking message's kept pair of pb buffer and struct type, given back when its request
+ * record is freed. */
+void ml_pb_kept_return(ml_pb_kept_t *k);
 /* At MPI_Finalize: the cached struct types freed. */
 void ml_pb_inband_finalize(void);
 

@@ -63,7 +63,7 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
     if (!separate() && !r->staged) {
         if (persistent)
             r->wire_type = wire_type;
-        else
+        else if (!r->type_cached)
             PMPI_Type_free(&wire_type);
     }
     if (ml_req_record(r, rc, *request, !persistent) == MPI_SUCCESS && !persistent && separate())
@@ -293,7 +293,7 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
     int rc = ml_pb_recv_prepare(r, &wire_buf, &wire_count, &wire_type);
     if (rc == MPI_SUCCESS)
         rc = ML_NEXT(MPI_Imrecv)(wire_buf, wire_count, wire_type, message, request);
-    if (!r->staged)
+    if (!r->staged && !r->type_cached)
         PMPI_Type_free(&wire_type);
     return ml_req_record(r, rc, *request, 1);
 }

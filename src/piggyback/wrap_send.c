@@ -168,7 +168,7 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
         if (!r->staged) {
             if (persistent)
                 r->wire_type = wire_type; /* MPI may still need it at each start */
-            else
+            else if (!r->type_cached)
                 PMPI_Type_free(&wire_type);
         }
     }

@@ -268,6 +268,32 @@ static void ring_exchanges_many_buffers(void)
     received_messages += EXCHANGES;
 }
 
+/* ---- windows of nonblocking messages ---------------------------------------------------------------
+ * Windows of Isends from one send buffer, all pending at once, into a ring of receive buffers
+ * wider than the table of struct types the layer keeps for nonblocking messages (256 keys), with
+ * two counts per buffer: each message must still carry its own pb (the check driver numbers each
+ * stream) and its whole payload. At 1024 ints a payload is 4 KiB, where `auto` sends and receives
+ * with a struct type. */
+static void windows_of_messages(void)
+{
+    enum { WINDOW = 40, ROUNDS = 16, RING = 300, N = 1024 };
+    static int out[N], in[RING][N];
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Request r[2 * WINDOW];
+    for (int round = 0, next = 0; round < ROUNDS; round++) {
+        int count = N - round % 2, first = next;
+        fill(out, count, 500 + round);
+        for (int k = 0; k < WINDOW; k++, next = (next + 1) % RING)
+            MPI_Irecv(in[next], count, MPI_INT, left, 43, MPI_COMM_WORLD, &r[k]);
+        for (int k = 0; k < WINDOW; k++)
+            MPI_Isend(out, count, MPI_INT, right, 43, MPI_COMM_WORLD, &r[WINDOW + k]);
+        MPI_Waitall(2 * WINDOW, r, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < WINDOW; k++)
+            CHECK(holds(in[(first + k) % RING], count, 500 + round));
+    }
+    received_messages += WINDOW * ROUNDS;
+}
+
 /* ---- persistent requests restarted with new data ---------------------------------------------------- */
 
 static void persistent_requests(void)
@@ -519,6 +545,7 @@ int main(int argc, char **argv)
     ring_isendrecv();
 #endif
     ring_exchanges_many_buffers();
+    windows_of_messages();
     persistent_requests();
     probes();
     counts_and_datatypes();
