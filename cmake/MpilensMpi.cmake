@@ -21,6 +21,24 @@ if(MPILENS_MPI_FLAVOUR STREQUAL "openmpi" AND NOT MPIEXEC_PREFLAGS)
 endif()
 message(STATUS "mpilens: MPI flavour ${MPILENS_MPI_FLAVOUR}, launcher ${MPIEXEC_EXECUTABLE} ${MPIEXEC_PREFLAGS}")
 
+# The MPI-5 standard ABI (mpi_abi.h, libmpi_abi.so: MPICH 5's mpicc_abi) defines no Fortran
+# integer type: Fortran programs call a Fortran library of their own there, beyond any C-level
+# layer. Where mpi.h has no MPI_Fint, the layers have no Fortran entry points (MPILENS_NO_FORTRAN)
+# and the monitoring API no Fortran module.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+list(TRANSFORM MPI_C_COMPILE_DEFINITIONS PREPEND "-D" OUTPUT_VARIABLE CMAKE_REQUIRED_DEFINITIONS)
+check_c_source_compiles("#include <mpi.h>\nint main(void) { MPI_Fint f = 0; return (int)f; }" MPILENS_MPI_HAS_FINT)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_DEFINITIONS)
+if(MPILENS_MPI_HAS_FINT)
+  set(MPILENS_FORTRAN_ENTRIES ON)
+else()
+  set(MPILENS_FORTRAN_ENTRIES OFF)
+  message(STATUS "mpilens: mpi.h has no MPI_Fint (the MPI-5 standard ABI): no Fortran entry points in the layers")
+  add_compile_definitions(MPILENS_NO_FORTRAN=1)
+endif()
+
 # Each flavour's test environment (run as root, oversubscription, ...) is one committed file.
 set(MPILENS_TEST_ENV "")
 set(env_file "${PROJECT_SOURCE_DIR}/tests/mpi/env.${MPILENS_MPI_FLAVOUR}")

@@ -179,6 +179,37 @@ def _section(title: str) -> List[str]:
     return names
 
 
+def _outside_fortran_guards(text: str) -> str:
+    """The generated text with its `#ifndef MPILENS_NO_FORTRAN` blocks taken out."""
+    kept, depth = [], 0
+    for line in text.splitlines():
+        if line == "#ifndef MPILENS_NO_FORTRAN":
+            depth += 1
+        elif depth and line == "#endif":
+            depth -= 1
+        elif not depth:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def test_fortran_parts_are_guarded_for_the_standard_abi(
+    tmp_path: Path, calls: Dict[str, object]
+) -> None:
+    # The MPI-5 standard ABI's mpi.h has no MPI_Fint: built with MPILENS_NO_FORTRAN, a layer has
+    # only its C entries. Everything Fortran lies inside the guards, every C entry outside.
+    spec = _spec(
+        tmp_path,
+        "lifecycle after_init=toy_start\nbefore MPI_Send MPI_Isend:\n    toy_count(count);\n",
+        calls,
+    )
+    text = gen.generate(calls, spec)
+    c_only = _outside_fortran_guards(text)
+    assert "MPI_Fint" in text and "MPI_Fint" not in c_only
+    assert "fortran_args.h" not in c_only and "mpi_send_" not in c_only
+    for entry in ("int MPI_Send(", "int MPI_Isend(", "int MPI_Init(", "int MPI_Finalize("):
+        assert entry in c_only, entry
+
+
 def test_monitor_and_piggyback_wrap_the_same_sends(calls: Dict[str, object]) -> None:
     """The lists disagreed once (the monitor wrapped MPI_Isendrecv, the piggyback layer did
     not): every send of the table is now wrapped by both."""

@@ -169,16 +169,19 @@ static void ring_exchanges(void)
 }
 
 #if MPI_VERSION >= 4
-/* Whether MPI's own MPI_Isendrecv fills its status: MPICH before 4.1 leaves it empty (source 0,
- * tag 0, count 0; pmodels/mpich 4.1 fixed it). The layer makes its own, always filled. */
+/* Whether MPI's own MPI_Isendrecv fills its status: MPICH does not do it right (4.0.2 leaves it
+ * empty: source 0, tag 0, count 0; 5.0.2 gives the source with another tag and count), whatever
+ * its header (the MPI-5 standard ABI's names no MPICH version), so the library is asked at run
+ * time. The piggyback layer makes its own, always filled. */
 static int isendrecv_status_filled(void)
 {
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length;
+    MPI_Get_library_version(library, &length);
+    if (!strstr(library, "MPICH"))
+        return 1;
     const char *preload = getenv("LD_PRELOAD");
     return preload && strstr(preload, "mpilens-piggyback");
-#else
-    return 1;
-#endif
 }
 
 /* MPI-4's Isendrecv and Isendrecv_replace around the ring, completed by MPI_Wait, MPI_Test,
