@@ -31,13 +31,22 @@ ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli
 # Outside make test (issue 21, make test-compat): MPICH 5 from PyPI, built with its own ABI
 # (mpich5) and with the MPI-5 standard ABI (mpich5-abi: mpi_abi.h, libmpi_abi.so), both run by its
 # hydra. It ships no Fortran wrapper: the Fortran tests are left out (CMakeLists.txt says why).
-COMPAT_FLAVOURS := mpich5 mpich5-abi
+# And Intel MPI from PyPI (impi): its compiler wrappers find their headers and libraries through
+# I_MPI_ROOT only (its tests' environment is tests/mpi/env.intelmpi).
+COMPAT_FLAVOURS := mpich5 mpich5-abi impi
 MPICH5 := .venv-mpich5
 MPICH5_VERSION := 5.0.2
 compiler_mpich5 := $(CURDIR)/$(MPICH5)/bin/mpicc
 launcher_mpich5 := $(CURDIR)/$(MPICH5)/bin/mpiexec
 compiler_mpich5-abi := $(CURDIR)/$(MPICH5)/bin/mpicc_abi
 launcher_mpich5-abi := $(CURDIR)/$(MPICH5)/bin/mpiexec
+IMPI := .venv-impi
+IMPI_VERSION := 2021.14.2
+compiler_impi := $(CURDIR)/$(IMPI)/bin/mpicc
+# Its mpif90 names Fortran modules (include/gfortran/<gfortran version>) that PyPI's package lacks.
+cmake_flags_impi := -DMPILENS_WITHOUT_FORTRAN="Intel MPI from PyPI ships no Fortran modules (its mpif90 names include/gfortran/12.4.0, which the package lacks)"
+launcher_impi := $(CURDIR)/$(IMPI)/bin/mpiexec
+env_impi := I_MPI_ROOT=$(CURDIR)/$(IMPI)
 
 .PHONY: test-compat $(addprefix build-,$(COMPAT_FLAVOURS)) $(addprefix test-,$(COMPAT_FLAVOURS))
 .PHONY: run test test-sanitize test-package lint docs deps deps-cluster cluster-up cluster-down test-cluster build bench bench-overlap bench-coll bench-piggyback bench-progress bench-map bench-analysis clean test-conformance $(addprefix build-,$(FLAVOURS)) $(addprefix test-,$(FLAVOURS)) test-python
@@ -106,21 +115,39 @@ $(MPICH5)/.installed:
 	$(MPICH5)/bin/pip install --quiet mpich==$(MPICH5_VERSION)
 	touch $@
 
-$(addprefix build-,$(COMPAT_FLAVOURS)): $(MPICH5)/.installed
+build-mpich5 build-mpich5-abi: $(MPICH5)/.installed
 
-# Every test of the project under each compatibility flavour (about 8 minutes each on 2 cores).
-test-compat: $(addprefix test-,$(COMPAT_FLAVOURS))
+# 2021.14 is the newest whose libfabric the registry has (2021.19 needs a newer one).
+$(IMPI)/.installed:
+	python3 -m venv $(IMPI)
+	$(IMPI)/bin/pip install --quiet impi-devel==$(IMPI_VERSION) impi-rt==$(IMPI_VERSION)
+	touch $@
+
+build-impi: $(IMPI)/.installed
+
+# The compatibility matrix: every test of the project's C and MPI stages under each of the six
+# flavours (Open MPI 5's whole set too), each flavour run to its end whatever the others did, then
+# docs/compatibility.md written from their results (tests/compat/matrix); it fails when a test
+# failed. About 6 minutes per flavour on 2 cores, once built.
+ALL_FLAVOURS := $(FLAVOURS) $(COMPAT_FLAVOURS)
+test-compat: deps $(addprefix build-,$(ALL_FLAVOURS))
+	$(STAMP)
+	@failed=0; \
+	$(foreach f,$(ALL_FLAVOURS),echo "== test-compat $(f): $$(date -u +%T)"; \
+	  $(env_$(f)) ctest --test-dir build/$(f) -j 2 --output-junit $(CURDIR)/build/$(f)/compat-junit.xml \
+	    > build/$(f)/compat.log 2>&1 || { failed=1; grep -A30 "tests passed" build/$(f)/compat.log; };) \
+	$(VENV)/bin/python tests/compat/matrix $(ALL_FLAVOURS); exit $$failed
 
 # Static pattern rules: make skips implicit (plain %) rules for .PHONY targets.
 $(addprefix build-,$(FLAVOURS) $(COMPAT_FLAVOURS)): build-%:
 	$(STAMP)
-	cmake -S . -B build/$* -DMPI_C_COMPILER=$(compiler_$*) $(if $(fortran_$*),-DMPI_Fortran_COMPILER=$(fortran_$*)) \
-	      -DMPIEXEC_EXECUTABLE=$(launcher_$*) $(CMAKE_FLAGS) >/dev/null
-	cmake --build build/$* -j $(JOBS)
+	$(env_$*) cmake -S . -B build/$* -DMPI_C_COMPILER=$(compiler_$*) $(if $(fortran_$*),-DMPI_Fortran_COMPILER=$(fortran_$*)) \
+	      -DMPIEXEC_EXECUTABLE=$(launcher_$*) $(cmake_flags_$*) $(CMAKE_FLAGS) >/dev/null
+	$(env_$*) cmake --build build/$* -j $(JOBS)
 
 $(addprefix test-,$(FLAVOURS) $(COMPAT_FLAVOURS)): test-%: build-%
 	$(STAMP)
-	ctest --test-dir build/$* --output-on-failure -j 2 $(ctest_select_$*)
+	$(env_$*) ctest --test-dir build/$* --output-on-failure -j 2 $(ctest_select_$*)
 
 # AddressSanitizer and UndefinedBehaviorSanitizer (MPILENS_SANITIZE) under MPICH, in
 # build/sanitize: the C unit tests and the MPI tests whose programs are built here and run directly

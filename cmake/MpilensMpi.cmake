@@ -1,8 +1,11 @@
-# Which MPI library this build uses, and how tests launch programs with it.
+# Which MPI library this build uses, and how tests launch programs with it. The names are the
+# meta record's "mpi.flavour" (ml_mpi_flavour in src/core/meta.c).
 
 if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI v([0-9]+)")
   set(MPILENS_MPI_FLAVOUR openmpi)
   set(MPILENS_OPENMPI_MAJOR ${CMAKE_MATCH_1})
+elseif(MPI_C_LIBRARY_VERSION_STRING MATCHES "Intel\\(R\\) MPI")
+  set(MPILENS_MPI_FLAVOUR intelmpi)
 elseif(MPI_C_LIBRARY_VERSION_STRING MATCHES "MPICH")
   set(MPILENS_MPI_FLAVOUR mpich)
 else()
@@ -20,6 +23,8 @@ if(MPILENS_MPI_FLAVOUR STREQUAL "openmpi" AND NOT MPIEXEC_PREFLAGS)
   endif()
 endif()
 message(STATUS "mpilens: MPI flavour ${MPILENS_MPI_FLAVOUR}, launcher ${MPIEXEC_EXECUTABLE} ${MPIEXEC_PREFLAGS}")
+# The library's version (make test-compat's matrix names it).
+file(WRITE "${PROJECT_BINARY_DIR}/mpi-library.txt" "${MPI_C_LIBRARY_VERSION_STRING}\n")
 
 # The MPI-5 standard ABI (mpi_abi.h, libmpi_abi.so: MPICH 5's mpicc_abi) defines no Fortran
 # integer type: Fortran programs call a Fortran library of their own there, beyond any C-level
@@ -35,7 +40,7 @@ if(MPILENS_MPI_HAS_FINT)
   set(MPILENS_FORTRAN_ENTRIES ON)
 else()
   set(MPILENS_FORTRAN_ENTRIES OFF)
-  message(STATUS "mpilens: mpi.h has no MPI_Fint (the MPI-5 standard ABI): no Fortran entry points in the layers")
+  mpilens_left_out(Fortran "mpi.h has no MPI_Fint (the MPI-5 standard ABI): no Fortran entry points in the layers, no Fortran module")
   add_compile_definitions(MPILENS_NO_FORTRAN=1)
 endif()
 

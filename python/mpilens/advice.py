@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from . import remedies
+from . import launch, remedies
 from .results import Run, record_integer, record_object
 from .text import percent
 from .units import format_time
@@ -90,9 +90,10 @@ def _launch_words(run: Run) -> List[str]:
     ranks = record_integer(run.meta.get("ranks"))
     if ranks:
         words += ["--np", str(ranks)]
-    flavour = record_object(run.meta, "mpi").get("flavour")
-    if isinstance(flavour, str) and flavour in ("openmpi", "mpich"):
-        words += ["--mpi", flavour]
+    mpi = record_object(run.meta, "mpi")
+    flavour = launch.flavour_of_library(mpi.get("flavour"), mpi.get("library"))
+    if flavour is not None:
+        words += ["--mpi", flavour.value]
     return words
 
 

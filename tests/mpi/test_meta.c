@@ -60,7 +60,10 @@ int main(int argc, char **argv)
         setenv("OMPI_MCA_orte_fake_wiring", "y", 1); /* launcher wiring: must be left out */
         setenv("UNRELATED_VARIABLE", "z", 1);
         /* A control variable the environment sets has no known default (MPI_T gives none). */
-        setenv(strcmp(argv[1], "mpich") == 0 ? "MPIR_CVAR_ASYNC_PROGRESS" : "OMPI_MCA_mpi_yield_when_idle", "0", 1);
+        setenv(strcmp(argv[1], "mpich") == 0      ? "MPIR_CVAR_ASYNC_PROGRESS"
+               : strcmp(argv[1], "intelmpi") == 0 ? "I_MPI_DEBUG_COREDUMP"
+                                                  : "OMPI_MCA_mpi_yield_when_idle",
+               "0", 1);
     }
 
     ml_clock_info_t clock;
@@ -119,6 +122,14 @@ int main(int argc, char **argv)
             CHECK(ml_json_find(j.buf, "cvars.vars.MPIR_CVAR_ASYNC_PROGRESS.default", &opt, &len) == 0 &&
                   strncmp(opt, "null", len) == 0);
             CHECK(ml_json_get_int(j.buf, "cvars.vars.MPIR_CVAR_POLLS_BEFORE_YIELD.default", &v) == 0 && v == 1000);
+        } else if (strcmp(argv[1], "intelmpi") == 0) {
+            /* Intel MPI reports its own I_MPI_ variables through MPI_T beside MPICH's. */
+            CHECK(ml_json_get_string(j.buf, "cvars.vars.I_MPI_DEBUG_COREDUMP.type", s, sizeof s) == 0 &&
+                  strcmp(s, "int") == 0);
+            CHECK(ml_json_get_int(j.buf, "cvars.vars.I_MPI_DEBUG_COREDUMP.value", &v) == 0 && v == 0);
+            CHECK(ml_json_find(j.buf, "cvars.vars.I_MPI_DEBUG_COREDUMP.default", &opt, &len) == 0 &&
+                  strncmp(opt, "null", len) == 0);
+            CHECK(ml_json_get_string(j.buf, "cvars.vars.MPIR_CVAR_ASYNC_PROGRESS.type", s, sizeof s) == 0);
         } else {
             CHECK(ml_json_get_string(j.buf, "cvars.vars.mpi_yield_when_idle.type", s, sizeof s) == 0 &&
                   strcmp(s, "bool") == 0);

