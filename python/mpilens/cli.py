@@ -9,7 +9,17 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__, export, families, packaging_files, report, results, tune, tune_report
+from . import (
+    __version__,
+    export,
+    families,
+    launch,
+    packaging_files,
+    report,
+    results,
+    tune,
+    tune_report,
+)
 from .cli_common import add_launch_options, ensure_writable
 from .errors import MpilensError
 from .family import Command, Family, Outcome
@@ -39,7 +49,11 @@ def reference() -> str:
 
 
 def epilog(where: str) -> str:
-    return f"Reference: {where}. Run 'mpilens COMMAND --help' for the options of a command."
+    flavours = ", ".join(f.value for f in launch.Flavour)
+    return (
+        f"MPI flavours (--mpi of the commands that run programs): {flavours}, auto. "
+        f"Reference: {where}. Run 'mpilens COMMAND --help' for the options of a command."
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -274,13 +274,12 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
     }
     r->kept = k;
     r->pb = k->pb;
-    r->pb_fixed = 1;
     r->type_cached = 1;
     *wire_type = k->wire;
     return 1;
 }
 
-void ml_pb_kept_return(ml_pb_kept_t *k)
+static void kept_return(ml_pb_kept_t *k)
 {
     kept_key_t *key = key_find(k->kind, k->buf, k->count, k->type);
     if (!key) {
@@ -315,14 +314,33 @@ static int take_pb_and_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
     return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
 }
 
+void ml_pb_wire_type_done(ml_req_t *r, MPI_Datatype *wire_type)
+{
+    if (r->staged || r->type_cached || *wire_type == MPI_DATATYPE_NULL)
+        return;
+    if (r->persistent)
+        r->wire_type = *wire_type;
+    else
+        PMPI_Type_free(wire_type);
+}
+
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type)
 {
     if (!r->staged && !r->type_cached && *wire_type != MPI_DATATYPE_NULL)
         PMPI_Type_free(wire_type);
     ml_pb_buffer_put(r->staging);
-    if (!r->pb_fixed)
+    r->staging = NULL;
+    ml_pb_give_back(r);
+}
+
+void ml_pb_give_back(ml_req_t *r)
+{
+    if (r->kept)
+        kept_return(r->kept);
+    else if (!r->pb_fixed)
         ml_pb_buffer_put(r->pb);
-    r->staging = r->pb = NULL;
+    r->kept = NULL;
+    r->pb = NULL;
 }
 
 void ml_pb_inband_finalize(void)

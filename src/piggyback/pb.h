@@ -97,7 +97,7 @@ struct ml_req {
     int send_mode; /* persistent send: which *_init made it */
     /* in-band */
     int blocking;         /* a blocking call: its pb and struct type may be the reused ones */
-    int pb_fixed;         /* pb is the layer's buffer for blocking calls, not a pooled one */
+    int pb_fixed;         /* pb is the layer's buffer for blocking calls (else kept or pooled) */
     int type_cached;      /* wire struct type from the cache: not the caller's to free */
     int staged;           /* the message went through `staging` (packed) */
     int contiguous;       /* ... copied by memcpy, as bytes, rather than packed */
@@ -176,9 +176,14 @@ int ml_pb_small_recv(void *buf, int count, MPI_Datatype type, int source, int ta
                      int *rc);
 /* After a blocking call: its buffers back to the pool, its struct type freed unless cached. */
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
-/* A nonblocking message's kept pair of pb buffer and struct type, given back when its request
- * record is freed. */
-void ml_pb_kept_return(ml_pb_kept_t *k);
+/* After the MPI call of a nonblocking or persistent message a prepare made (*wire_type
+ * MPI_DATATYPE_NULL if it made none): a struct type made for this message alone is freed, MPI
+ * holding what the pending operation needs, or kept in r by a persistent request for every
+ * start; a staging type, or a cached or kept struct type, is not the caller's. */
+void ml_pb_wire_type_done(ml_req_t *r, MPI_Datatype *wire_type);
+/* r's pb buffer back where it came from: a kept pair (with its struct type) to its idle list, a
+ * pooled buffer to the pool; the blocking calls' own buffer stays. r then holds none. */
+void ml_pb_give_back(ml_req_t *r);
 /* At MPI_Finalize: the cached struct types freed. */
 void ml_pb_inband_finalize(void);
 

@@ -187,10 +187,7 @@ void ml_req_free(ml_req_t *r)
         r->pb = NULL;
     }
     ml_pb_buffer_put(r->staging);
-    if (r->kept)
-        ml_pb_kept_return(r->kept);
-    else
-        ml_pb_buffer_put(r->pb);
+    ml_pb_give_back(r);
     if (r->wire_type != MPI_DATATYPE_NULL)
         PMPI_Type_free(&r->wire_type);
     if (r->type_held)

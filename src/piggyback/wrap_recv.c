@@ -55,17 +55,15 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
     void *wire_buf = buf;
     int wire_count = count, rc = MPI_SUCCESS;
     MPI_Datatype wire_type = type;
-    if (!separate())
+    if (!separate()) {
+        wire_type = MPI_DATATYPE_NULL; /* the program's type is never the layer's to free */
         rc = ml_pb_recv_prepare(r, &wire_buf, &wire_count, &wire_type);
+    }
     if (rc == MPI_SUCCESS)
         rc = persistent ? ML_NEXT(MPI_Recv_init)(wire_buf, wire_count, wire_type, source, tag, comm, request)
                         : ML_NEXT(MPI_Irecv)(wire_buf, wire_count, wire_type, source, tag, comm, request);
-    if (!separate() && !r->staged) {
-        if (persistent)
-            r->wire_type = wire_type;
-        else if (!r->type_cached)
-            PMPI_Type_free(&wire_type);
-    }
+    if (!separate())
+        ml_pb_wire_type_done(r, &wire_type);
     if (ml_req_record(r, rc, *request, !persistent) == MPI_SUCCESS && !persistent && separate())
         ml_pb_separate_posted(r);
     return rc;
@@ -293,8 +291,7 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
     int rc = ml_pb_recv_prepare(r, &wire_buf, &wire_count, &wire_type);
     if (rc == MPI_SUCCESS)
         rc = ML_NEXT(MPI_Imrecv)(wire_buf, wire_count, wire_type, message, request);
-    if (!r->staged && !r->type_cached)
-        PMPI_Type_free(&wire_type);
+    ml_pb_wire_type_done(r, &wire_type);
     return ml_req_record(r, rc, *request, 1);
 }
 

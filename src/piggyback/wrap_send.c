@@ -160,17 +160,12 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
     } else {
         const void *wire_buf;
         int wire_count;
-        MPI_Datatype wire_type;
+        MPI_Datatype wire_type = MPI_DATATYPE_NULL;
         rc = ml_pb_send_prepare(r, &wire_buf, &wire_count, &wire_type);
         if (rc == MPI_SUCCESS)
             rc = persistent ? next_send_init(mode, wire_buf, wire_count, wire_type, dest, tag, comm, request)
                             : next_isend(mode, wire_buf, wire_count, wire_type, dest, tag, comm, request);
-        if (!r->staged) {
-            if (persistent)
-                r->wire_type = wire_type; /* MPI may still need it at each start */
-            else if (!r->type_cached)
-                PMPI_Type_free(&wire_type);
-        }
+        ml_pb_wire_type_done(r, &wire_type);
     }
     return ml_req_record(r, rc, *request, !persistent);
 }
