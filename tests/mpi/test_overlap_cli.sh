@@ -202,11 +202,13 @@ for e in errors:
 sys.exit(1 if errors else 0)
 PY
 
-# The control's known answer.
-run control "$np" --bench control --sizes 32K:256K --compute 5us:80us --density 2 --reps 30 \
-  --output "$work/control.jsonl"
-[ "$(cat "$work/control.status")" = 0 ] || fail "control run failed"
-python3 - "$work/control.jsonl" <<'PY' || failures=$((failures + 1))
+# The control's known answer: status 0 met (or not judgeable, said), 1 missed, 2 the run failed.
+control_attempt() {
+  rm -f "$work/control.jsonl" # else the program would resume from the judged file
+  run control "$np" --bench control --sizes 32K:256K --compute 5us:80us --density 2 --reps 30 \
+    --output "$work/control.jsonl"
+  [ "$(cat "$work/control.status")" = 0 ] || return 2
+  python3 - "$work/control.jsonl" <<'PY'
 import json, statistics, sys
 ratios, points, lat0 = [], [], None
 for line in open(sys.argv[1]):
@@ -237,6 +239,21 @@ if len(ratios) < 10 or not 0.7 <= median <= 1.3:
               f"ratios {[round(p['stats']['ratio'], 2) for p in row]}", file=sys.stderr)
     sys.exit(1)
 PY
+}
+# A timing: the first of three runs that meets it decides, as for coll's truths. A wrong ratio
+# misses every one; a library whose lone transfers now and then beat half a ping-pong's round trip
+# (MPICH 5: 2 runs of 8 on a quiet machine, tests/compat/known.json) misses one now and then.
+for attempt in 1 2 3; do
+  control_attempt
+  verdict=$?
+  [ "$verdict" = 1 ] && [ "$attempt" -lt 3 ] || break
+  echo "control: not met (attempt $attempt of 3); measuring again" >&2
+done
+case $verdict in
+  0) ;;
+  2) fail "control run failed" ;;
+  *) failures=$((failures + 1)) ;;
+esac
 
 # Under libmpilens-progress: the setting is the run's context.
 forward_vars "${launch[0]}" LD_PRELOAD MPILENS_PROGRESS
