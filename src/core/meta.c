@@ -24,7 +24,8 @@ static const char *const tuning_prefixes[] = {
 };
 
 /* Variables with those prefixes that launchers set to wire up the job (addresses, session
- * directories, job ids): they differ at every run and tune nothing. OMPI_MCA_mpi_oversubscribe,
+ * directories, job ids; Intel MPI's hydra also hands every rank a description of the machine,
+ * I_MPI_INFO_*): they differ at every run or machine and tune nothing. OMPI_MCA_mpi_oversubscribe,
  * also set by mpirun, is kept: it says whether Open MPI believes the node is oversubscribed. */
 static const char *const launcher_internal_prefixes[] = {
     "OMPI_MCA_orte_",
@@ -37,6 +38,8 @@ static const char *const launcher_internal_prefixes[] = {
     "PMIX_MCA_psec=",
     "PSM2_DEVICES=",
     "MPIR_CVAR_CH3_INTERFACE_HOSTNAME=",
+    "I_MPI_INFO_",
+    "I_MPI_HYDRA_UUID=",
     NULL,
 };
 

@@ -58,6 +58,7 @@ int main(int argc, char **argv)
         setenv("MPILENS_TEST_MARKER", "42 \"quoted\"", 1);
         setenv("OMPI_MCA_btl_fake_knob", "x", 1);
         setenv("OMPI_MCA_orte_fake_wiring", "y", 1); /* launcher wiring: must be left out */
+        setenv("I_MPI_INFO_FAKE", "y", 1);           /* Intel's hydra's machine description: too */
         setenv("UNRELATED_VARIABLE", "z", 1);
         /* A control variable the environment sets has no known default (MPI_T gives none). */
         setenv(strcmp(argv[1], "mpich") == 0      ? "MPIR_CVAR_ASYNC_PROGRESS"
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
               strcmp(s, "42 \"quoted\"") == 0);
         CHECK(ml_json_get_string(j.buf, "env.OMPI_MCA_btl_fake_knob", s, sizeof s) == 0);
         CHECK(ml_json_get_string(j.buf, "env.OMPI_MCA_orte_fake_wiring", s, sizeof s) == -1);
+        CHECK(ml_json_get_string(j.buf, "env.I_MPI_INFO_FAKE", s, sizeof s) == -1);
         CHECK(ml_json_get_string(j.buf, "env.UNRELATED_VARIABLE", s, sizeof s) == -1);
         const char *opt;
         size_t len;
