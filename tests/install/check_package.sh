@@ -27,7 +27,8 @@ install() { # install VENV WHAT: a fresh environment with WHAT installed
 # ---- the wheel
 install "$work/venv" "$wheel"
 [ "$("$work/venv/bin/mpilens" --version)" = "mpilens $version" ] || fail "the installed mpilens is not $version"
-help=$("$work/venv/bin/mpilens" --help)
+# argparse wraps the epilog where the line is full: read it as one line
+help=$("$work/venv/bin/mpilens" --help | tr '\n' ' ')
 [[ "$help" == *"Reference: $work/venv/share/doc/mpilens/cli.md."* ]] || fail "--help does not point at the installed docs: $help"
 [ -f "$work/venv/share/doc/mpilens/cli.md" ] || fail "the docs --help points at are not installed"
 for command in mpilens $("$work/venv/bin/python" -c "
