@@ -77,3 +77,13 @@ def test_skipped_tests_are_not_available_with_their_reason(tmp_path):
     })
     cell = matrix.matrix(tmp_path, ["a"])["examples"]["a"]
     assert cell.state == "not available" and "needs Open MPI 5" in cell.detail
+
+
+def test_each_column_names_its_run(tmp_path):
+    """Columns may come from runs of different commits: each says which, and when."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "compat-junit.xml").write_text(
+        '<?xml version="1.0"?><testsuite name="x" timestamp="2026-11-29T16:12:31"></testsuite>')
+    (tmp_path / "a" / "compat-commit.txt").write_text("d012609\n")
+    assert matrix.run_of(tmp_path, "a") == "run 2026-11-29 16:12:31 at mpilens d012609"
+    assert matrix.run_of(tmp_path, "b") == "not run"
