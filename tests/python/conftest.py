@@ -66,6 +66,20 @@ def need_launcher(launcher: str, monkeypatch) -> None:
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
 
 
+def load_script(path: Path, name: str):
+    """A Python script without a .py suffix (tests/conformance/run, tests/compat/matrix), loaded
+    as the module `name`."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    loader.exec_module(module)
+    return module
+
+
 def write_script(path: Path, text: str) -> Path:
     """An executable file holding `text`."""
     path.write_text(text)

@@ -3,24 +3,12 @@ results: which cells work, are partial (and why) or are not available (and why).
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "tests" / "compat" / "matrix"
+from conftest import load_script
 
-
-def load_matrix():
-    loader = importlib.machinery.SourceFileLoader("compat_matrix", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("compat_matrix", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["compat_matrix"] = module  # dataclasses look their module up there
-    loader.exec_module(module)
-    return module
-
-
-matrix = load_matrix()
+matrix = load_script(Path(__file__).resolve().parents[2] / "tests" / "compat" / "matrix",
+                     "compat_matrix")
 
 
 def junit(path: Path, cases: dict) -> None:

@@ -3,27 +3,16 @@ which directories a testlist names, and the state file a long run is resumed fro
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 RUNNER = Path(__file__).resolve().parents[2] / "tests" / "conformance" / "run"
 
 
-def load_runner():
-    loader = importlib.machinery.SourceFileLoader("conformance_run", str(RUNNER))
-    spec = importlib.util.spec_from_loader("conformance_run", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["conformance_run"] = module  # dataclasses look their module up there
-    loader.exec_module(module)
-    return module
-
-
-run = load_runner()
+run = load_script(RUNNER, "conformance_run")
 
 CAP_LINE = (
     "libmpilens-piggyback: supports up to MPI_THREAD_SERIALIZED: the program asked for "
