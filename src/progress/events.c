@@ -10,7 +10,9 @@
  * are covered. Others open lazily (a connection accepted after a wake-up on a listening socket,
  * one opened at the first message to a peer), so the descriptors are looked for again: within
  * RESCAN_NS of a wake-up by a descriptor, and every RESCAN_IDLE_NS when only the timer wakes
- * the thread (a scan costs a few system calls per descriptor). */
+ * the thread (a scan costs a few system calls per descriptor: 95 us for 26 of them, so 0.1% of a
+ * core at 100 ms; at 1 s a connection the rank itself opened went unwatched through a whole
+ * 10-message exchange in CI). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -28,7 +30,7 @@
 
 #define MAX_FDS 1024
 #define RESCAN_NS 10000000LL        /* 10 ms */
-#define RESCAN_IDLE_NS 1000000000LL /* 1 s */
+#define RESCAN_IDLE_NS 100000000LL /* 100 ms */
 #define NEVER LLONG_MAX
 
 typedef struct {
