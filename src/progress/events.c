@@ -29,7 +29,7 @@
 #include "layer.h"
 
 #define MAX_FDS 1024
-#define RESCAN_NS 10000000LL        /* 10 ms */
+#define RESCAN_NS 10000000LL       /* 10 ms */
 #define RESCAN_IDLE_NS 100000000LL /* 100 ms */
 #define NEVER LLONG_MAX
 
