@@ -630,6 +630,27 @@ def test_control_off_after_some_computations_invalidates_those_rows():
     assert set(overlap.grid(run, "control").invalid) == {None}
 
 
+def test_control_off_at_some_sizes_invalidates_those_columns():
+    # A lone transfer of one size takes twice the reference's half round trip at every
+    # computation time (the blocking control reads 2 there; Intel MPI's shared memory read 0.3
+    # and 2 at neighbouring sizes), the other sizes read 1: only that size of every map is
+    # invalid, with its own reason; the rows and the run stay valid.
+    off_size = SIZES[1]
+    control_map = sender_map(lambda s, c: 2.0 if s == off_size else 1.0, "control",
+                             sizes=SIZES[:4], computes=COMPUTE[:3])
+    sender = sender_map(eager_below(4096), sizes=SIZES[:5], computes=COMPUTE[:3])
+    run = make_overlap_run(control_map + sender)
+    verdict = overlap.control_verdict(run)
+    assert verdict.columns == {SIZES[0]: False, off_size: True, SIZES[2]: False, SIZES[3]: False}
+    assert verdict.rows == {c: False for c in COMPUTE[:3]} and verdict.run is False
+    g = overlap.grid(run, "sender")
+    for p, reason in zip(g.points, g.invalid):
+        # SIZES[4] was not measured by the control: no column verdict, valid
+        expected = overlap.INVALID_CONTROL_SIZE if p["params"]["size_bytes"] == off_size else None
+        assert reason == expected, p["key"]
+    assert set(overlap.grid(run, "control").invalid) == {None}
+
+
 def test_the_openmp_kernel_is_named_and_the_time_kernel_is_not():
     points = sender_map(lambda size, compute: 0.1)
     fixture = make_overlap_run(points)

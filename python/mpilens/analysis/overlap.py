@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -101,7 +101,8 @@ RERUN_ADVICE = "rerun with more repetitions (--reps 200 or --preset full) or on 
 PATHOLOGY_SLOWDOWN = 10.0
 CONTROL_LOW, CONTROL_HIGH = 0.8, 1.2
 # Fewer determined control points than this make a median that checks nothing: over the whole
-# control, and at one computation time (a row of its map; rows with fewer take the run's verdict).
+# control, and at one computation time (a row of its map; rows with fewer take the run's verdict)
+# or one size (a column; columns with fewer are not judged).
 CONTROL_MIN_POINTS = 5
 CONTROL_ROW_MIN_POINTS = 3
 # Shares of overlapping points closer than this are not called a difference between two runs.
@@ -449,6 +450,10 @@ INVALID_LAT0 = "0-byte reference slower than larger messages (lat0 subtracted is
 INVALID_CONTROL = (
     "blocking control off 1 beyond noise after this computation (references do not hold)"
 )
+INVALID_CONTROL_SIZE = (
+    "blocking control off 1 beyond noise at this size (a lone transfer does not take the "
+    "reference's time)"
+)
 # A computation measured this much longer than asked, beyond its interval, was slowed by a
 # competitor: the busy loop is time-based, so it overruns only when its core is taken from it.
 # Half the determination width, so that the slowdown alone could move a class.
@@ -512,19 +517,31 @@ def _off_one(spans: Sequence[Interval], fewest: int) -> Optional[bool]:
 class ControlVerdict:
     """What the blocking control, which cannot overlap, says of the references: `run` whether it
     reads off 1 over all its points (None: too few to tell), `rows` the same per computation
-    time it was measured at (those with enough points). Off 1, T_comm or T_comp do not hold
-    there: they moved between the references and the measurement, or communication after such
-    a computation costs more than the reference measured in a loop (a core taken from the
-    other rank while it waits)."""
+    time it was measured at, `columns` per message size (those with enough points). Off 1 in a
+    row, T_comm or T_comp do not hold after that computation: they moved between the references
+    and the measurement, or communication after such a computation costs more than the
+    reference measured in a loop (a core taken from the other rank while it waits). Off 1 in a
+    column, the reference of that size (half a ping-pong's round trip) is not what a lone
+    transfer of it takes: a library whose protocol or copy path differs between the two (Intel
+    MPI's and MPICH 5's shared memory at 32 KiB to 4 MiB read 0.3 at one size and 2 at the next
+    on this project's machine)."""
 
     run: Optional[bool]
     rows: Dict[Number, bool]
+    columns: Dict[Number, bool] = field(default_factory=dict)
 
     def off_at(self, compute_ns: Optional[Number]) -> bool:
         """Whether the control is off after a computation of compute_ns: its row's verdict,
         else the run's."""
         row = self.rows.get(compute_ns) if compute_ns is not None else None
         return bool(self.run) if row is None else row
+
+    def reason_at(self, compute_ns: Optional[Number], size: Optional[Number]) -> Optional[str]:
+        """Why the control makes a point of this computation time and size invalid, if it does:
+        its computation time's row first, then its size's column."""
+        if self.off_at(compute_ns):
+            return INVALID_CONTROL
+        return INVALID_CONTROL_SIZE if size is not None and self.columns.get(size) else None
 
 
 def control_verdict(run: Run) -> ControlVerdict:
@@ -536,15 +553,19 @@ def _control_verdict(run: Run) -> ControlVerdict:
         return ControlVerdict(None, {})
     g = grid(run, CONTROL, checked_by_control=False)
     by_row: Dict[Number, List[Interval]] = {}
+    by_column: Dict[Number, List[Interval]] = {}
     for point, span, reason in zip(g.points, g.intervals, g.invalid):
         if reason is None and span is not None and is_determined(span):
             by_row.setdefault(point["params"]["compute_ns"], []).append(span)
-    rows = {y: _off_one(spans, CONTROL_ROW_MIN_POINTS) for y, spans in by_row.items()}
+            by_column.setdefault(point["params"]["size_bytes"], []).append(span)
     every = [span for spans in by_row.values() for span in spans]
-    return ControlVerdict(
-        _off_one(every, CONTROL_MIN_POINTS),
-        {y: off for y, off in rows.items() if off is not None},
-    )
+    return ControlVerdict(_off_one(every, CONTROL_MIN_POINTS), _judged(by_row), _judged(by_column))
+
+
+def _judged(spans_by: Dict[Number, List[Interval]]) -> Dict[Number, bool]:
+    """The control's verdict per row (or column) with enough determined points to tell."""
+    verdicts = {key: _off_one(spans, CONTROL_ROW_MIN_POINTS) for key, spans in spans_by.items()}
+    return {key: off for key, off in verdicts.items() if off is not None}
 
 
 def control_off(run: Run) -> bool:
@@ -571,8 +592,13 @@ def point_invalidity(
     for reason in shared:
         if reason != INVALID_LAT0 or (record_number(stats.get("lat0_ns")) or 0) > 0:
             return reason
-    if control is not None and control.off_at(point["params"].get("compute_ns")):
-        return INVALID_CONTROL
+    off = (
+        control.reason_at(point["params"].get("compute_ns"), point["params"].get("size_bytes"))
+        if control is not None
+        else None
+    )
+    if off is not None:
+        return off
     measured, _, comp = (record_number(value) for value in _ingredients(point))
     if measured is not None and comp is not None and comp > 0:
         measured_span = carried_interval(measured, stats.get("sample"))
