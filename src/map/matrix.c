@@ -217,90 +217,79 @@ int ml_map_matrix_merge(mpilens_map_matrix_t *m)
     return MPILENS_MAP_OK;
 }
 
-/* Both halves of every off-diagonal entry: (from, to) and (to, from). */
-typedef struct {
-    size_t count;
-    int *row, *column;
-    double *weight;
-} halves_t;
-
-static void halves_free(halves_t *h)
+/* Row r of the graph: row r of the merged matrix (its columns ascending) and column r of it (the
+ * entries `by_to` lists for r, their rows ascending), merged, the diagonal left out and an entry
+ * present both ways added up, from m->column[out] (only counted unless `fill`); the next out. */
+static size_t graph_row(mpilens_map_matrix_t *m, int fill, int r, size_t *row, size_t row_end, const size_t *by_to,
+                        size_t *col, size_t col_end, size_t out)
 {
-    free(h->row);
-    free(h->column);
-    free(h->weight);
+    while (*row < row_end || *col < col_end) {
+        int a = *row < row_end ? m->to[*row] : INT_MAX, b = *col < col_end ? m->from[by_to[*col]] : INT_MAX;
+        int c = a < b ? a : b;
+        double w = 0;
+        if (a == c)
+            w += m->bytes[(*row)++];
+        if (b == c)
+            w += m->bytes[by_to[(*col)++]];
+        if (c == r)
+            continue;
+        if (fill) {
+            m->column[out] = c;
+            m->weight[out] = w;
+        }
+        out++;
+    }
+    return out;
 }
 
-static int halves_of(const mpilens_map_matrix_t *m, halves_t *h)
+/* The symmetric graph of the merged matrix, row by row: a merge of the matrix, in (from, to)
+ * order, with its transpose, which one stable counting pass by `to` gives (the matrix and its
+ * transpose sorted together took twice the passes over twice the entries). Two sweeps: the first
+ * counts each row, the second fills it. */
+static int fill_graph(mpilens_map_matrix_t *m)
 {
-    size_t room = m->count ? 2 * m->count : 1;
-    h->count = 0;
-    h->row = malloc(room * sizeof *h->row);
-    h->column = malloc(room * sizeof *h->column);
-    h->weight = malloc(room * sizeof *h->weight);
-    if (!h->row || !h->column || !h->weight) {
-        halves_free(h);
+    size_t n = m->count, *by_to = malloc((n ? n : 1) * sizeof *by_to);
+    size_t *col_start = malloc(((size_t)m->order + 1) * sizeof *col_start);
+    m->row_start = calloc((size_t)m->order + 1, sizeof *m->row_start);
+    if (!by_to || !col_start || !m->row_start) {
+        free(by_to);
+        free(col_start);
         return MPILENS_MAP_ERR_NOMEM;
     }
-    for (size_t e = 0; e < m->count; e++) {
-        if (m->from[e] == m->to[e])
-            continue;
-        h->row[h->count] = m->from[e];
-        h->column[h->count] = m->to[e];
-        h->weight[h->count++] = m->bytes[e];
-        h->row[h->count] = m->to[e];
-        h->column[h->count] = m->from[e];
-        h->weight[h->count++] = m->bytes[e];
-    }
-    return MPILENS_MAP_OK;
-}
-
-/* The halves in (row, column) order, added up into the CSR arrays; row_start[r + 1] counts the
- * columns of row r until the prefix sum turns the counts into starts. */
-static void fill_graph(mpilens_map_matrix_t *m, const halves_t *h, const size_t *sorted)
-{
-    size_t out = 0;
-    for (size_t i = 0; i < h->count; i++) {
-        size_t e = sorted[i];
-        if (out && h->row[sorted[i - 1]] == h->row[e] && m->column[out - 1] == h->column[e]) {
-            m->weight[out - 1] += h->weight[e];
-        } else {
-            m->column[out] = h->column[e];
-            m->weight[out] = h->weight[e];
-            m->row_start[h->row[e] + 1]++;
-            out++;
+    counting_pass(n, NULL, m->to, m->order, col_start, by_to);
+    int status = MPILENS_MAP_OK;
+    for (int sweep = 0; sweep < 2 && status == MPILENS_MAP_OK; sweep++) {
+        size_t row = 0, col = 0, out = 0;
+        for (int r = 0; r < m->order; r++) {
+            size_t row_end = row;
+            while (row_end < n && m->from[row_end] == r)
+                row_end++;
+            /* After counting_pass, col_start[r] is where column r ends. */
+            out = graph_row(m, sweep, r, &row, row_end, by_to, &col, col_start[r], out);
+            if (sweep == 0)
+                m->row_start[r + 1] = out;
+        }
+        if (sweep == 0) {
+            m->column = malloc((out ? out : 1) * sizeof *m->column);
+            m->weight = malloc((out ? out : 1) * sizeof *m->weight);
+            if (!m->column || !m->weight)
+                status = MPILENS_MAP_ERR_NOMEM;
         }
     }
-    for (int r = 0; r < m->order; r++)
-        m->row_start[r + 1] += m->row_start[r];
+    free(by_to);
+    free(col_start);
+    return status;
 }
 
 int ml_map_matrix_graph(mpilens_map_matrix_t *m)
 {
     if (m->row_start)
         return MPILENS_MAP_OK;
-    halves_t h;
-    size_t *sorted;
     int status = ml_map_matrix_merge(m);
     if (status == MPILENS_MAP_OK)
-        status = halves_of(m, &h);
-    if (status != MPILENS_MAP_OK)
-        return status;
-    status = sort_pairs(h.count, h.row, h.column, m->order, &sorted);
-    if (status == MPILENS_MAP_OK) {
-        size_t room = h.count ? h.count : 1;
-        m->row_start = calloc((size_t)m->order + 1, sizeof *m->row_start);
-        m->column = malloc(room * sizeof *m->column);
-        m->weight = malloc(room * sizeof *m->weight);
-        if (m->row_start && m->column && m->weight)
-            fill_graph(m, &h, sorted);
-        else
-            status = MPILENS_MAP_ERR_NOMEM;
-        free(sorted);
-    }
+        status = fill_graph(m);
     if (status != MPILENS_MAP_OK)
         drop_graph(m);
-    halves_free(&h);
     return status;
 }
 

@@ -31,6 +31,7 @@
  *   the sorted allowed slots, so uneven occupancy and oversubscription hold as above.
  * - Every other tie goes to the lowest index, so the result depends on nothing but the input, and
  *   traffic-free processes fill groups in index order: an empty matrix gives the packed mapping. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -418,30 +419,43 @@ typedef struct {
     int u, v;
 } tm_edge_t;
 
-/* Heaviest first, then by ends: the order greedy grouping takes edges in. */
-static int edge_before(const tm_edge_t *x, const tm_edge_t *y)
+/* A key whose ascending order is the descending order of w >= 0. */
+static uint64_t descending_key(double w)
 {
-    if (x->w != y->w)
-        return x->w > y->w;
-    return x->u != y->u ? x->u < y->u : x->v < y->v;
+    uint64_t bits;
+    memcpy(&bits, &w, sizeof bits);
+    return ~bits;
 }
 
-/* Sorts e[n] by edge_before: a merge sort with the comparison inline (qsort's calls through a
- * pointer took 36 M instructions of 240 M for CG at 8192). `tmp` holds n edges. */
+/* Sorts e[n] into the order greedy grouping takes edges in: heaviest first, then by ends. The rows
+ * of a tm_graph_t are ascending, so e[] arrives ordered by ends and a stable sort by weight alone
+ * gives that order: a least-significant-digit radix sort over the bytes of the weights
+ * (non-negative doubles order as their bit patterns), skipping the bytes all weights share, which
+ * is most of them (a matrix's volumes are a few distinct values, or integers). The merge sort it
+ * replaces compared 6000 edges in 1.2 M instructions of 17 M mapping CG at 1024. `tmp` holds n
+ * edges. */
 static void sort_edges(tm_edge_t *e, tm_edge_t *tmp, size_t n)
 {
+    static const int bytes = (int)sizeof(uint64_t);
+    size_t count[sizeof(uint64_t)][256] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = descending_key(e[i].w);
+        for (int b = 0; b < bytes; b++)
+            count[b][(key >> (8 * b)) & 255]++;
+    }
     tm_edge_t *from = e, *to = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                to[k++] = edge_before(&from[j], &from[i]) ? from[j++] : from[i++];
-            while (i < mid)
-                to[k++] = from[i++];
-            while (j < hi)
-                to[k++] = from[j++];
+    for (int b = 0; b < bytes && n > 0; b++) {
+        size_t *c = count[b];
+        if (c[(descending_key(from[0].w) >> (8 * b)) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t here = c[d];
+            c[d] = sum;
+            sum += here;
         }
+        for (size_t i = 0; i < n; i++)
+            to[c[(descending_key(from[i].w) >> (8 * b)) & 255]++] = from[i];
         tm_edge_t *swap = from;
         from = to;
         to = swap;
