@@ -250,6 +250,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with stop_signals():
             args = parser.parse_args(argv)
             args.argv = list(sys.argv[1:] if argv is None else argv)
+            if getattr(args, "launcher", None):
+                # What the user typed is checked before what the machine has (a build, a library).
+                launch.launcher_words(args.launcher)
             outcome = args.handler(args)
             if outcome is not None:
                 _report(outcome)

@@ -567,14 +567,8 @@ def _nodes_unused(nodes: int) -> MpilensError:
     )
 
 
-def _from_template(
-    launcher: str,
-    flavour: Flavour,
-    np: int,
-    nodes: Optional[int],
-    program_words: List[str],
-) -> List[str]:
-    """The command of a --launcher template; see build_command."""
+def launcher_words(launcher: str) -> List[str]:
+    """The words of a --launcher template, split as a shell would; one line if it cannot be."""
     try:
         words = shlex.split(launcher)
     except ValueError as error:
@@ -583,6 +577,18 @@ def _from_template(
         ) from None
     if not words:
         raise MpilensError('--launcher is empty: give a command such as "mpirun -n {np}"')
+    return words
+
+
+def _from_template(
+    launcher: str,
+    flavour: Flavour,
+    np: int,
+    nodes: Optional[int],
+    program_words: List[str],
+) -> List[str]:
+    """The command of a --launcher template; see build_command."""
+    words = launcher_words(launcher)
     used = [_placeholders(word, words) for word in words]
     program_at = [index for index, names in enumerate(used) if "program" in names]
     if any(words[index] != "{program}" for index in program_at) or len(program_at) > 1:

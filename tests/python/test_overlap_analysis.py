@@ -611,43 +611,31 @@ def test_cpu_overhead_ignores_invalid_points():
     assert overlap.cpu_overhead(run) == overlap.cpu_overhead(make_overlap_run(good))
 
 
-def test_control_off_after_some_computations_invalidates_those_rows():
-    # Communication after a 4 µs computation costs twice its reference (the blocking control
-    # reads 2 there), after 1 and 2 µs it does not: only the 4 µs row of every map is invalid;
-    # rows the control did not measure take its verdict over all its points (here: on 1).
-    off_row = COMPUTE[2]
-    control_map = sender_map(lambda s, c: 2.0 if c == off_row else 1.0, "control",
-                             sizes=SIZES[:4], computes=COMPUTE[:3])
-    sender = sender_map(eager_below(4096), sizes=SIZES[:4], computes=COMPUTE[:4])
+@pytest.mark.parametrize(
+    "param, off, line, reason",
+    [
+        ("compute_ns", COMPUTE[2], "rows", overlap.INVALID_CONTROL),
+        ("size_bytes", SIZES[1], "columns", overlap.INVALID_CONTROL_SIZE),
+    ],
+)
+def test_control_off_along_one_line_invalidates_that_line(param, off, line, reason):
+    # The blocking control reads 2 after a 4 µs computation (communication then costs twice its
+    # reference), or at one size at every computation time (a lone transfer taking twice the
+    # half round trip; Intel MPI's shared memory read 0.3 and 2 at neighbouring sizes), and 1
+    # elsewhere: only that row or column of every map is invalid, with its own reason, and the
+    # run stays valid. The sender map has a row and a column more than the control: a row the
+    # control did not measure takes its verdict over all its points (1), a column none (valid).
+    control_map = sender_map(lambda s, c: 2.0 if {"size_bytes": s, "compute_ns": c}[param] == off else 1.0,
+                             "control", sizes=SIZES[:4], computes=COMPUTE[:3])
+    sender = sender_map(eager_below(4096), sizes=SIZES[:5], computes=COMPUTE[:4])
     run = make_overlap_run(control_map + sender)
     verdict = overlap.control_verdict(run)
-    assert verdict.rows == {COMPUTE[0]: False, COMPUTE[1]: False, off_row: True}
+    assert verdict.rows == {c: line == "rows" and c == off for c in COMPUTE[:3]}
+    assert verdict.columns == {s: line == "columns" and s == off for s in SIZES[:4]}
     assert verdict.run is False and not overlap.control_off(run)
     g = overlap.grid(run, "sender")
-    for p, reason in zip(g.points, g.invalid):
-        expected = overlap.INVALID_CONTROL if p["params"]["compute_ns"] == off_row else None
-        assert reason == expected, p["key"]
-    assert set(overlap.grid(run, "control").invalid) == {None}
-
-
-def test_control_off_at_some_sizes_invalidates_those_columns():
-    # A lone transfer of one size takes twice the reference's half round trip at every
-    # computation time (the blocking control reads 2 there; Intel MPI's shared memory read 0.3
-    # and 2 at neighbouring sizes), the other sizes read 1: only that size of every map is
-    # invalid, with its own reason; the rows and the run stay valid.
-    off_size = SIZES[1]
-    control_map = sender_map(lambda s, c: 2.0 if s == off_size else 1.0, "control",
-                             sizes=SIZES[:4], computes=COMPUTE[:3])
-    sender = sender_map(eager_below(4096), sizes=SIZES[:5], computes=COMPUTE[:3])
-    run = make_overlap_run(control_map + sender)
-    verdict = overlap.control_verdict(run)
-    assert verdict.columns == {SIZES[0]: False, off_size: True, SIZES[2]: False, SIZES[3]: False}
-    assert verdict.rows == {c: False for c in COMPUTE[:3]} and verdict.run is False
-    g = overlap.grid(run, "sender")
-    for p, reason in zip(g.points, g.invalid):
-        # SIZES[4] was not measured by the control: no column verdict, valid
-        expected = overlap.INVALID_CONTROL_SIZE if p["params"]["size_bytes"] == off_size else None
-        assert reason == expected, p["key"]
+    for p, got in zip(g.points, g.invalid):
+        assert got == (reason if p["params"][param] == off else None), p["key"]
     assert set(overlap.grid(run, "control").invalid) == {None}
 
 
