@@ -82,7 +82,8 @@ int ml_map_baseline(const mpilens_map_topology_t *t, mpilens_map_algo_t algo, un
  * out among equals makes groups and parts grow breadth-first, round rather than in long rows, on
  * regular patterns (on a 16x16x16 stencil, 30% less traffic between packages and 10% less between
  * nodes than lowest-index-first). Entries are never updated: a vertex whose key changes is pushed
- * again, and the users drop stale entries as they pop them. */
+ * again, and the users drop stale entries as they pop them (bisection.c's FM pushes only keys that
+ * rose, and pushes an entry that comes up above its key again at that key). */
 typedef struct {
     double key;
     size_t age; /* pushes before this one */
