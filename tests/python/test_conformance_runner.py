@@ -79,10 +79,12 @@ def test_state_keeps_results_and_a_resumed_run_reruns_none_of_them(tmp_path):
     state.add(1, tests[1][0], "none", run.Result("timeout", "no end", 30.0))
 
     class Runner:  # what a resumed run launches
+        timeout, slow_factor = 60, 1  # b's timeout is not run again here (see the next test)
+
         def __init__(self):
             self.calls: list[tuple[str, str]] = []
 
-        def run(self, test, exe, layer):
+        def run(self, test, exe, layer, timeout=None):
             self.calls.append((test.name, layer.name))
             return run.Result("pass", "", 0.1)
 
@@ -106,8 +108,75 @@ def test_state_keeps_results_and_a_resumed_run_reruns_none_of_them(tmp_path):
         done,
     )
     assert "mpilens commits of the results: c1, c2" in table
-    assert "| pt2pt | 3 | 2 / 0 / 1 / 0 | 1 / 1 / 0 / 0 |" in table
+    assert "| pt2pt | 3 | 2 / 0 / 0 / 1 / 0 | 1 / 0 / 1 / 0 / 0 |" in table
     assert "`pt2pt/a 2` under `monitor`: fail: exit 1: x" in table
+
+
+class SlowRunner:
+    """Each (test, configuration) takes SECONDS; a run within a shorter limit times out."""
+
+    timeout, slow_factor = 60, 3
+    SECONDS = {("a", "poll"): 100, ("b", "none"): 90, ("b", "monitor"): 120, ("c", "monitor"): 1e9}
+
+    def __init__(self):
+        self.calls: list[tuple[str, str, int]] = []
+
+    def run(self, test, exe, layer, timeout=None):
+        limit = timeout or test.time_limit or self.timeout
+        self.calls.append((test.name, layer.name, limit))
+        seconds = self.SECONDS.get((test.name, layer.name), 1.0)
+        if seconds > limit:
+            return run.Result("timeout", f"no end within {limit} s", limit)
+        return run.Result("pass", "", seconds)
+
+
+def test_a_timeout_is_run_again_alone_with_the_longer_limit(tmp_path):
+    # a is slow under poll (100 s); b's baseline is slow (90 s), so its layers get 180 s too,
+    # where the monitor passes in 120 s; c hangs under the monitor: the one new failure.
+    tests, layers = three_tests_two_layers()
+    layers.append(run.Layer("poll", ["progress"]))
+    path = tmp_path / "state.jsonl"
+    state = run.State(path, META)
+    results = state.load(tests, layers)
+    runner = SlowRunner()
+    assert run.run_all(tests, layers, runner, results, 1, 0, state, lambda done: None) == 3
+    assert runner.calls == [
+        ("a", "none", 60), ("a", "monitor", 60), ("a", "poll", 60), ("a", "poll", 180),
+        ("b", "none", 60), ("b", "none", 180), ("b", "monitor", 180), ("b", "poll", 180),
+        ("c", "none", 60), ("c", "monitor", 60), ("c", "poll", 60), ("c", "monitor", 180),
+    ]  # fmt: skip
+    status = {(tests[i][0].name, layer): r.status for (i, layer), r in results.items()}
+    assert status == {
+        ("a", "none"): "pass", ("a", "monitor"): "pass", ("a", "poll"): "slow",
+        ("b", "none"): "slow", ("b", "monitor"): "pass", ("b", "poll"): "pass",
+        ("c", "none"): "pass", ("c", "monitor"): "timeout", ("c", "poll"): "pass",
+    }  # fmt: skip
+    assert results[(0, "poll")].message == "no end within 60 s; passed in 100 s within 180 s"
+    table = run.report(
+        dict(META, date="d", command="c", timeout="t", flavour="MPICH"),
+        ["pt2pt"], layers, tests, results, [], 3,
+    )  # fmt: skip
+    assert "| pt2pt | 3 | 2 / 1 / 0 / 0 / 0 | 2 / 0 / 0 / 1 / 0 | 2 / 1 / 0 / 0 / 0 |" in table
+    new = table.split("New failures")[1].split("Slow, not wrong")[0]
+    assert "`pt2pt/c 2` under `monitor`: timeout: no end within 180 s" in new
+    assert "`pt2pt/a 2`" not in new and "`pt2pt/b 2`" not in new
+    slow = table.split("Slow, not wrong")[1].split("Not applicable")[0]
+    assert "`pt2pt/a 2` under `poll`" in slow and "`pt2pt/b 2` under `none`" in slow
+    assert "`pt2pt/b 2`" not in table.split("Failing in the baseline already")[1]
+    # a state file's timeout within the normal limit (an earlier run's) is run again on resume;
+    # one at the longer limit is not
+    earlier = tmp_path / "earlier.jsonl"
+    old = run.State(earlier, META)
+    old.load(tests, layers)
+    for i, name in enumerate("abc"):
+        for layer in layers:
+            hung = (name, layer.name) in (("a", "poll"), ("c", "monitor"))
+            result = run.Result("timeout", "", 60 if name == "a" else 180) if hung else run.Result("pass")
+            old.add(i, tests[i][0], layer.name, result)
+    runner = SlowRunner()
+    results = run.State(earlier, META).load(tests, layers)
+    run.run_all(tests, layers, runner, results, 1, 0, None, lambda done: None)
+    assert runner.calls == [("a", "poll", 180)] and results[(0, "poll")].status == "slow"
 
 
 def test_state_of_another_suite_or_library_is_refused(tmp_path, capsys):
