@@ -220,6 +220,7 @@ bench: build
 bench-overlap: deps build
 	$(VENV)/bin/python bench/overlap_runtime
 	$(VENV)/bin/python bench/overlap_decided
+	@for f in $(filter openmpi mpich,$(FLAVOURS)); do $(VENV)/bin/python bench/comm_after_compute --mpi $$f; done
 
 bench-coll: deps build
 	$(VENV)/bin/python bench/coll_cost
