@@ -423,6 +423,7 @@ typedef struct {
 static uint64_t descending_key(double w)
 {
     uint64_t bits;
+    w += 0.0; /* -0.0, which a matrix accepts as a count of 0, as 0.0 */
     memcpy(&bits, &w, sizeof bits);
     return ~bits;
 }
