@@ -314,9 +314,16 @@ static int take_pb_and_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
     return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
 }
 
+/* Whether wire_type was made for r's message alone (not a cache's or kept pair's, and not the
+ * packed bytes of a staged message), so that r's call frees it. */
+static int made_for_message(const ml_req_t *r, MPI_Datatype wire_type)
+{
+    return !r->staged && !r->type_cached && wire_type != MPI_DATATYPE_NULL;
+}
+
 void ml_pb_wire_type_done(ml_req_t *r, MPI_Datatype *wire_type)
 {
-    if (r->staged || r->type_cached || *wire_type == MPI_DATATYPE_NULL)
+    if (!made_for_message(r, *wire_type))
         return;
     if (r->persistent)
         r->wire_type = *wire_type;
@@ -326,7 +333,7 @@ void ml_pb_wire_type_done(ml_req_t *r, MPI_Datatype *wire_type)
 
 void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type)
 {
-    if (!r->staged && !r->type_cached && *wire_type != MPI_DATATYPE_NULL)
+    if (made_for_message(r, *wire_type))
         PMPI_Type_free(wire_type);
     ml_pb_buffer_put(r->staging);
     r->staging = NULL;
