@@ -1,7 +1,10 @@
 /* The layer's request records, found by the handle the user holds, and its pooled buffers.
  *
  * Handles are ints (MPICH) or pointers (Open MPI): either way a number, hashed into an
- * open-addressing table that grows when half full. The layer runs at most at
+ * open-addressing table (linear probing) that grows when half full. A removal shifts the records
+ * after it back instead of leaving a tombstone, so that a program that posts and completes
+ * requests for ever never fills the table with tombstones (which took a rehash of the whole
+ * table every few windows of messages). The layer runs at most at
  * MPI_THREAD_SERIALIZED (docs/piggyback.md, "Threads"), so nothing here takes a lock. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +13,7 @@
 #include "pb.h"
 
 static ml_req_t **slots;
-static size_t n_slots, n_used, n_live; /* used: records and tombstones */
+static size_t n_slots, n_live;
 
 static uint64_t key_of(MPI_Request handle)
 {
@@ -27,23 +30,20 @@ static size_t slot_of(uint64_t key, size_t n)
     return (size_t)key & (n - 1);
 }
 
-/* Tombstone of a removed record: lookups go on past it. */
-static ml_req_t removed;
-
 static void place(ml_req_t *r);
 
-/* Rehashes into a table twice as large, or as large when tombstones filled it. */
+/* Rehashes into a table twice as large. */
 static void grow(void)
 {
     size_t old_n = n_slots;
     ml_req_t **old = slots;
-    n_slots = !old_n ? 256 : 4 * n_live > old_n ? 2 * old_n : old_n;
+    n_slots = old_n ? 2 * old_n : 256;
     slots = calloc(n_slots, sizeof *slots);
     if (!slots)
         ml_pb_fail("out of memory for the request table");
-    n_used = n_live = 0;
+    n_live = 0;
     for (size_t i = 0; i < old_n; i++)
-        if (old[i] && old[i] != &removed)
+        if (old[i])
             place(old[i]);
     free(old);
 }
@@ -66,7 +66,7 @@ static void drop_completed_twin(MPI_Request handle)
 void ml_req_insert(ml_req_t *r)
 {
     drop_completed_twin(r->handle);
-    if (2 * (n_used + 1) > n_slots)
+    if (2 * (n_live + 1) > n_slots)
         grow();
     place(r);
 }
@@ -113,10 +113,9 @@ int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active)
 static void place(ml_req_t *r)
 {
     size_t i = slot_of(key_of(r->handle), n_slots);
-    while (slots[i] && slots[i] != &removed)
+    while (slots[i])
         i = (i + 1) & (n_slots - 1);
     slots[i] = r;
-    n_used++;
     n_live++;
 }
 
@@ -127,7 +126,7 @@ static size_t find_slot(MPI_Request handle)
     uint64_t key = key_of(handle);
     for (size_t i = slot_of(key, n_slots), probes = 0; slots[i] && probes < n_slots;
          i = (i + 1) & (n_slots - 1), probes++)
-        if (slots[i] != &removed && key_of(slots[i]->handle) == key)
+        if (key_of(slots[i]->handle) == key)
             return i;
     return SIZE_MAX;
 }
@@ -143,10 +142,20 @@ ml_req_t *ml_req_find(MPI_Request handle)
 void ml_req_remove(ml_req_t *r)
 {
     size_t i = find_slot(r->handle);
-    if (i != SIZE_MAX && slots[i] == r) {
-        slots[i] = &removed; /* the slot stays counted in n_used until the next rehash */
-        n_live--;
+    if (i == SIZE_MAX || slots[i] != r)
+        return;
+    /* Backward shift: a later record of the run whose home slot is not cyclically in (i, j]
+     * would no longer be found past the hole at i, so it moves into it and leaves its own. */
+    size_t mask = n_slots - 1;
+    for (size_t j = (i + 1) & mask; slots[j]; j = (j + 1) & mask) {
+        size_t home = slot_of(key_of(slots[j]->handle), n_slots);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            slots[i] = slots[j];
+            i = j;
+        }
     }
+    slots[i] = NULL;
+    n_live--;
 }
 
 /* Records of completed requests, kept for the next ones: a malloc and a free per message showed

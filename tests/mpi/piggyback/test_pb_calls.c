@@ -297,6 +297,43 @@ static void windows_of_messages(void)
     received_messages += WINDOW * ROUNDS;
 }
 
+/* ---- many requests completed in a scrambled order ------------------------------------------------
+ * 400 receives and 400 sends pending at once around the ring, completed one at a time in an order
+ * a generator scrambles (MPI_Wait on one, MPI_Testsome on a slice): the layer's table of request
+ * records grows past its first sizes and loses records from the middle of its probe runs, and
+ * every record must still be found (a lost one hangs or mixes up pbs). */
+static void scrambled_completions(void)
+{
+    enum { M = 400, MAXN = 16 };
+    static int out[M][MAXN], in[M][MAXN];
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Request r[2 * M];
+    for (int k = 0; k < M; k++)
+        MPI_Irecv(in[k], MAXN, MPI_INT, left, 44, MPI_COMM_WORLD, &r[k]);
+    for (int k = 0; k < M; k++) {
+        fill(out[k], 10 + k % 7, 600 + k);
+        MPI_Isend(out[k], 10 + k % 7, MPI_INT, right, 44, MPI_COMM_WORLD, &r[M + k]);
+    }
+    unsigned lcg = 777u + (unsigned)rank;
+    for (int left_over = 2 * M; left_over > 0;) {
+        lcg = lcg * 1103515245u + 12345u;
+        int j = (int)((lcg >> 8) % (2 * M));
+        if (r[j] == MPI_REQUEST_NULL)
+            continue;
+        if (lcg & 0x10000) {
+            MPI_Wait(&r[j], MPI_STATUS_IGNORE);
+            left_over--;
+        } else {
+            int n = j + 32 <= 2 * M ? 32 : 2 * M - j, outcount, indices[32];
+            MPI_Testsome(n, r + j, &outcount, indices, MPI_STATUSES_IGNORE);
+            left_over -= outcount == MPI_UNDEFINED ? 0 : outcount;
+        }
+    }
+    for (int k = 0; k < M; k++)
+        CHECK(holds(in[k], 10 + k % 7, 600 + k));
+    received_messages += M;
+}
+
 /* ---- persistent requests restarted with new data ---------------------------------------------------- */
 
 static void persistent_requests(void)
@@ -549,6 +586,7 @@ int main(int argc, char **argv)
 #endif
     ring_exchanges_many_buffers();
     windows_of_messages();
+    scrambled_completions();
     persistent_requests();
     probes();
     counts_and_datatypes();
