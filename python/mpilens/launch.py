@@ -679,6 +679,13 @@ def build_command(
     return _with_env(prefix, flavour, env) + program_words
 
 
+def with_binding(command: Sequence[str], flavour: Flavour, policy: str) -> List[str]:
+    """command with its ranks bound as policy says ("core", "none"): the option goes right after
+    the launcher, where Open MPI's mpirun (--bind-to) and hydra's mpiexec (-bind-to) take it."""
+    option = "--bind-to" if flavour.style == "openmpi" else "-bind-to"
+    return [command[0], option, policy, *command[1:]]
+
+
 def is_command(word: str) -> bool:
     """Whether word names something that can be run: an executable file, or a command on PATH."""
     return _executable(Path(word)) if os.sep in word else shutil.which(word) is not None

@@ -49,6 +49,14 @@ def test_mpich_needs_no_extra_options(on_path, euid, cpus):
         "mpiexec.mpich", "-n", "4", PROGRAM, *ARGS]
 
 
+@pytest.mark.parametrize("flavour,option", [(Flavour.OPENMPI, "--bind-to"), (Flavour.OPENMPI5, "--bind-to"),
+                                             (Flavour.MPICH, "-bind-to")])
+def test_binding_follows_the_launcher(flavour, option):
+    command = ["mpiexec", "-n", "2", PROGRAM, *ARGS]
+    assert launch.with_binding(command, flavour, "core") == [
+        "mpiexec", option, "core", "-n", "2", PROGRAM, *ARGS]
+
+
 def test_mpich_generic_mpiexec(on_path):
     on_path("mpiexec")
     assert launch.build_command(Flavour.MPICH, 2, PROGRAM, [], cpus=2, euid=0)[0] == "mpiexec"
