@@ -428,8 +428,8 @@ static uint64_t descending_key(double w)
     return ~bits;
 }
 
-/* Byte b (0: the least significant) of an edge's sort key. */
-static unsigned key_byte(const tm_edge_t *e, int b) { return (unsigned)(descending_key(e->w) >> (8 * b)) & 255; }
+/* Byte b (0: the least significant) of a sort key. */
+static unsigned key_byte(uint64_t key, int b) { return (unsigned)(key >> (8 * b)) & 255; }
 
 /* Sorts e[n] into the order greedy grouping takes edges in: heaviest first, then by ends. The rows
  * of a tm_graph_t are ascending, so e[] arrives ordered by ends and a stable sort by weight alone
@@ -442,13 +442,15 @@ static void sort_edges(tm_edge_t *e, tm_edge_t *tmp, size_t n)
 {
     static const int bytes = (int)sizeof(uint64_t);
     size_t count[sizeof(uint64_t)][256] = {{0}};
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = descending_key(e[i].w); /* once per edge, not once per byte */
         for (int b = 0; b < bytes; b++)
-            count[b][key_byte(&e[i], b)]++;
+            count[b][key_byte(key, b)]++;
+    }
     tm_edge_t *from = e, *to = tmp;
     for (int b = 0; b < bytes && n > 0; b++) {
         size_t *c = count[b];
-        if (c[key_byte(&from[0], b)] == n)
+        if (c[key_byte(descending_key(from[0].w), b)] == n)
             continue;
         size_t sum = 0;
         for (int d = 0; d < 256; d++) {
@@ -457,7 +459,7 @@ static void sort_edges(tm_edge_t *e, tm_edge_t *tmp, size_t n)
             sum += here;
         }
         for (size_t i = 0; i < n; i++)
-            to[c[key_byte(&from[i], b)]++] = from[i];
+            to[c[key_byte(descending_key(from[i].w), b)]++] = from[i];
         tm_edge_t *swap = from;
         from = to;
         to = swap;
