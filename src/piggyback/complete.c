@@ -17,9 +17,13 @@ static void restore_seen_count(const ml_req_t *r, MPI_Status *status)
 }
 
 /* A send cancelled by the program takes its pb with it: the separate method's pb message is
- * cancelled too, an in-band pb went nowhere; the check driver is told either way. */
+ * cancelled too, an in-band pb went nowhere; the check driver is told either way. An in-band
+ * send with no driver to tell has nothing to do (whether it was cancelled is not asked: a
+ * call per message). */
 static void send_completed(ml_req_t *r, const MPI_Status *status)
 {
+    if (ml_pb.method->mechanism != PB_SEPARATE && !(r->pb && ml_pb_drivers_number_streams()))
+        return;
     int cancelled = 0;
     PMPI_Test_cancelled(status, &cancelled);
     if (ml_pb.method->mechanism == PB_SEPARATE)
@@ -28,7 +32,7 @@ static void send_completed(ml_req_t *r, const MPI_Status *status)
         ml_pb_drivers_withdrawn(r->pb, r->peer, r->tag, r->comm);
 }
 
-void ml_pb_complete(ml_req_t *r, MPI_Status *status)
+void ml_pb_complete(ml_req_t *r, MPI_Status *status, int status_seen)
 {
     if (!r->finished && r->kind != REQ_PAIR) { /* a pair: its two requests did their part */
         if (r->kind == REQ_COMM) {
@@ -38,9 +42,9 @@ void ml_pb_complete(ml_req_t *r, MPI_Status *status)
         } else if (ml_pb.method->mechanism == PB_SEPARATE) {
             ml_pb_separate_completed(r, r->comm, status);
         } else {
-            ml_pb_recv_finish(r, status, ML_FINISH_STATUS_SEEN | ML_FINISH_CANCELLABLE);
+            ml_pb_recv_finish(r, status, (status_seen ? ML_FINISH_STATUS_SEEN : 0) | ML_FINISH_CANCELLABLE);
         }
-    } else {
+    } else if (status_seen) {
         restore_seen_count(r, status);
     }
     r->finished = 0;
@@ -91,7 +95,7 @@ void ml_pb_zombies_poll(int wait)
         if (persistent) /* completing left it inactive: the user's free takes effect now */
             PMPI_Request_free(&r->handle);
         r->persistent = 0;
-        ml_pb_complete(r, &status);
+        ml_pb_complete(r, &status, 0);
         zombies[i] = zombies[--n_zombies];
     }
 }
@@ -119,7 +123,7 @@ int ml_pb_wait(MPI_Request *request, MPI_Status *status)
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Wait)(request, st);
     if (rc == MPI_SUCCESS)
-        ml_pb_complete(r, st);
+        ml_pb_complete(r, st, st == status);
     return rc;
 }
 
@@ -135,7 +139,7 @@ int ml_pb_test(MPI_Request *request, int *flag, MPI_Status *status)
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = ML_NEXT(MPI_Test)(request, flag, st);
     if (rc == MPI_SUCCESS && *flag)
-        ml_pb_complete(r, st);
+        ml_pb_complete(r, st, st == status);
     return rc;
 }
 
@@ -177,6 +181,7 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 typedef struct {
     ml_req_t **records;
     MPI_Status *statuses; /* the user's, or the layer's own */
+    int statuses_seen;    /* ... the user's */
     int pairs;            /* how many records are pairs (MPI_Isendrecv) */
     ml_req_t *records_small[32];
     MPI_Status statuses_small[32];
@@ -210,9 +215,10 @@ static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Statu
             free(s->records);
         return 0;
     }
-    s->statuses = user_statuses != MPI_STATUSES_IGNORE ? user_statuses
-                  : (size_t)n <= 32                    ? s->statuses_small
-                                                       : malloc((size_t)n * sizeof *s->statuses);
+    s->statuses_seen = user_statuses != MPI_STATUSES_IGNORE;
+    s->statuses = s->statuses_seen  ? user_statuses
+                  : (size_t)n <= 32 ? s->statuses_small
+                                    : malloc((size_t)n * sizeof *s->statuses);
     return 1;
 }
 
@@ -231,7 +237,7 @@ static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
         int i = done ? done[k] : k;
         MPI_Status *st = &s->statuses[done ? k : i];
         if (s->records[i] && (rc == MPI_SUCCESS || st->MPI_ERROR == MPI_SUCCESS))
-            ml_pb_complete(s->records[i], st);
+            ml_pb_complete(s->records[i], st, s->statuses_seen);
     }
 }
 
@@ -321,7 +327,7 @@ static int extended_done(extended_t *x, int k, MPI_Request requests[], MPI_Statu
     }
     requests[x->owner[k]] = x->handles[k];
     if (x->records[k])
-        ml_pb_complete(x->records[k], status);
+        ml_pb_complete(x->records[k], status, 1);
     return 1;
 }
 
@@ -368,7 +374,7 @@ static int complete_any(int n, MPI_Request requests[], int *index, int *flag, MP
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = wait ? ML_NEXT(MPI_Waitany)(n, requests, index, st) : ML_NEXT(MPI_Testany)(n, requests, index, flag, st);
     if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && s.records[*index])
-        ml_pb_complete(s.records[*index], st);
+        ml_pb_complete(s.records[*index], st, st == status);
     snapshot_free(&s, MPI_STATUSES_IGNORE);
     return rc;
 }

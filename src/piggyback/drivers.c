@@ -142,9 +142,11 @@ static void check_produce(void *pb, size_t size, int dest, int tag, MPI_Comm com
         ((unsigned char *)pb)[k] = pattern(head.sequence, k);
 }
 
+int ml_pb_drivers_number_streams(void) { return ml_pb.producer == check_produce; }
+
 void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm)
 {
-    if (ml_pb.producer != check_produce)
+    if (!ml_pb_drivers_number_streams())
         return;
     check_pb_t head;
     memcpy(&head, pb, sizeof head);

@@ -179,16 +179,6 @@ static int cached_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
 
 enum { KEPT_SLOTS = 256, KEPT_PROBES = 4, KEPT_MAX = 4096 };
 
-struct ml_pb_kept {
-    const void *buf;
-    int count;
-    MPI_Datatype type;
-    ml_req_kind_t kind;
-    unsigned char *pb;
-    MPI_Datatype wire;
-    ml_pb_kept_t *next; /* the next idle pair of its key */
-};
-
 typedef struct {
     const void *buf;
     int count;
@@ -196,6 +186,17 @@ typedef struct {
     int used;
     ml_pb_kept_t *idle;
 } kept_key_t;
+
+struct ml_pb_kept {
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+    ml_req_kind_t kind;
+    unsigned char *pb;
+    MPI_Datatype wire;
+    kept_key_t *key;    /* where its key was when it was taken: looked at first when it comes back */
+    ml_pb_kept_t *next; /* the next idle pair of its key */
+};
 
 static kept_key_t kept_keys[2][KEPT_SLOTS];
 static int kept_pairs; /* idle or in use: a bound on the datatypes the layer holds */
@@ -258,6 +259,7 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
     ml_pb_kept_t *k = key ? key->idle : NULL;
     if (k) {
         key->idle = k->next;
+        k->key = key; /* it may have come back to its key in another slot */
     } else {
         if (kept_pairs >= KEPT_MAX || !(k = malloc(sizeof *k)))
             return 0;
@@ -269,8 +271,8 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
         }
         kept_pairs++;
         if (!key)
-            key_make(r->kind, r->buf, r->count, r->type);
-        *k = (ml_pb_kept_t){r->buf, r->count, r->type, r->kind, k->pb, k->wire, NULL};
+            key = key_make(r->kind, r->buf, r->count, r->type);
+        *k = (ml_pb_kept_t){r->buf, r->count, r->type, r->kind, k->pb, k->wire, key, NULL};
     }
     r->kept = k;
     r->pb = k->pb;
@@ -279,9 +281,16 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
     return 1;
 }
 
+static int key_holds(const kept_key_t *key, const ml_pb_kept_t *k)
+{
+    return key->used && key->buf == k->buf && key->count == k->count && key->type == k->type;
+}
+
+/* A pair back to its key's idle list, found where it was taken from unless another key took
+ * that slot meanwhile; freed when its key is gone. */
 static void kept_return(ml_pb_kept_t *k)
 {
-    kept_key_t *key = key_find(k->kind, k->buf, k->count, k->type);
+    kept_key_t *key = key_holds(k->key, k) ? k->key : key_find(k->kind, k->buf, k->count, k->type);
     if (!key) {
         kept_free(k);
         return;

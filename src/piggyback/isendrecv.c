@@ -37,7 +37,7 @@ static void finish_one(ml_pair_t *pair, const MPI_Request *request, MPI_Status *
     if (receive && status != &pair->status)
         pair->status = *status;
     if (*record)
-        ml_pb_complete(*record, receive ? &pair->status : status);
+        ml_pb_complete(*record, receive ? &pair->status : status, 1);
     *record = NULL;
 }
 

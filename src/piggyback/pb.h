@@ -66,6 +66,8 @@ void ml_pb_drivers_finalize(MPI_Comm world);
 /* A send to (dest, tag, comm) whose pb was `pb` was cancelled, pb and all: the check driver
  * gives its sequence number to the stream's next message, so that the receiver sees no gap. */
 void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm);
+/* Whether withdrawn has anything to do: the check driver numbers each stream's messages. */
+int ml_pb_drivers_number_streams(void);
 /* An operation names `comm` (a valid handle): the check driver learns which communicator the
  * handle stands for now, since MPI may give a freed communicator's handle to a new one. Every
  * send, receive and matching probe the layer carries a pb for calls it before anything else. */
@@ -82,6 +84,7 @@ typedef struct ml_req ml_req_t;
 typedef struct ml_pb_kept ml_pb_kept_t;
 struct ml_req {
     MPI_Request handle; /* what the user holds */
+    size_t slot;        /* where in the table of records (requests.c) it was put last */
     ml_req_kind_t kind;
     int persistent, active;
     int finished;         /* the layer's part is done (MPI_Request_get_status saw it complete) */
@@ -242,8 +245,9 @@ void ml_pb_in_flight_finalize(void);
 /* ---- completion (complete.c) ------------------------------------------------------------------ */
 
 /* Finishes the layer's part of a completed request `r` (in-band unpack, separate pairing, pb
- * of a send) and drops or deactivates its record. `status` is real. */
-void ml_pb_complete(ml_req_t *r, MPI_Status *status);
+ * of a send) and drops or deactivates its record. `status` is real; `status_seen`: the program
+ * will see it (else it is the layer's own, and counts need no correcting). */
+void ml_pb_complete(ml_req_t *r, MPI_Status *status, int status_seen);
 /* Requests the user freed while active: finished when they complete (tested at each completion
  * call), and waited for at MPI_Finalize. */
 void ml_pb_zombie_add(ml_req_t *r);

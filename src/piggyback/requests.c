@@ -30,7 +30,22 @@ static size_t slot_of(uint64_t key, size_t n)
     return (size_t)key & (n - 1);
 }
 
-static void place(ml_req_t *r);
+/* Slot i holds r from now on; r remembers where, so that removing it needs no search. */
+static void put(ml_req_t *r, size_t i)
+{
+    slots[i] = r;
+    r->slot = i;
+}
+
+/* Puts r in the first free slot of its run (the table has room). */
+static void place(ml_req_t *r)
+{
+    size_t i = slot_of(key_of(r->handle), n_slots);
+    while (slots[i])
+        i = (i + 1) & (n_slots - 1);
+    put(r, i);
+    n_live++;
+}
 
 /* Rehashes into a table twice as large. */
 static void grow(void)
@@ -51,11 +66,8 @@ static void grow(void)
 /* MPICH hands the same handle to every send it completed at once (a built-in "lightweight"
  * request), so a new record may find an old one under its handle. That old send is complete
  * too, and the layer's part of it (releasing its buffers) can be done now. */
-static void drop_completed_twin(MPI_Request handle)
+static void drop_completed_twin(ml_req_t *old)
 {
-    ml_req_t *old = ml_req_find(handle);
-    if (!old)
-        return;
     if (old->kind == REQ_RECV)
         ml_pb_fail("MPI gave a new request the handle of a receive the layer never saw complete: was it "
                    "completed by a call the layer does not wrap (a Fortran binding, a generalized request)?");
@@ -63,12 +75,24 @@ static void drop_completed_twin(MPI_Request handle)
     ml_req_free(old);
 }
 
+/* One walk from the handle's home slot finds both a twin under the same handle and the free
+ * slot the record goes to: a record is inserted per message, and a second walk showed. */
 void ml_req_insert(ml_req_t *r)
 {
-    drop_completed_twin(r->handle);
     if (2 * (n_live + 1) > n_slots)
         grow();
-    place(r);
+    uint64_t key = key_of(r->handle);
+    for (;;) {
+        size_t i = slot_of(key, n_slots);
+        while (slots[i] && key_of(slots[i]->handle) != key)
+            i = (i + 1) & (n_slots - 1);
+        if (!slots[i]) {
+            put(r, i);
+            n_live++;
+            return;
+        }
+        drop_completed_twin(slots[i]); /* moves records back: walk again */
+    }
 }
 
 /* Whether the record uses its derived datatype after the call that made it returns: a packed
@@ -110,15 +134,6 @@ int ml_req_record(ml_req_t *r, int rc, MPI_Request handle, int active)
     return rc;
 }
 
-static void place(ml_req_t *r)
-{
-    size_t i = slot_of(key_of(r->handle), n_slots);
-    while (slots[i])
-        i = (i + 1) & (n_slots - 1);
-    slots[i] = r;
-    n_live++;
-}
-
 static size_t find_slot(MPI_Request handle)
 {
     if (!n_slots)
@@ -141,8 +156,8 @@ ml_req_t *ml_req_find(MPI_Request handle)
 
 void ml_req_remove(ml_req_t *r)
 {
-    size_t i = find_slot(r->handle);
-    if (i == SIZE_MAX || slots[i] != r)
+    size_t i = r->slot;
+    if (i >= n_slots || slots[i] != r) /* not in the table (a stale slot holds another or none) */
         return;
     /* Backward shift: a later record of the run whose home slot is not cyclically in (i, j]
      * would no longer be found past the hole at i, so it moves into it and leaves its own. */
@@ -150,7 +165,7 @@ void ml_req_remove(ml_req_t *r)
     for (size_t j = (i + 1) & mask; slots[j]; j = (j + 1) & mask) {
         size_t home = slot_of(key_of(slots[j]->handle), n_slots);
         if (((j - home) & mask) >= ((j - i) & mask)) {
-            slots[i] = slots[j];
+            put(slots[j], i);
             i = j;
         }
     }
