@@ -76,15 +76,17 @@ static void drop_completed_twin(ml_req_t *old)
 }
 
 /* One walk from the handle's home slot finds both a twin under the same handle and the free
- * slot the record goes to: a record is inserted per message, and a second walk showed. */
+ * slot the record goes to: a record is inserted per message, and a second walk showed. A null
+ * handle (never looked up) has no twin. */
 void ml_req_insert(ml_req_t *r)
 {
     if (2 * (n_live + 1) > n_slots)
         grow();
     uint64_t key = key_of(r->handle);
+    int null = r->handle == MPI_REQUEST_NULL;
     for (;;) {
         size_t i = slot_of(key, n_slots);
-        while (slots[i] && key_of(slots[i]->handle) != key)
+        while (slots[i] && (null || key_of(slots[i]->handle) != key))
             i = (i + 1) & (n_slots - 1);
         if (!slots[i]) {
             put(r, i);
