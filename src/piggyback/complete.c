@@ -48,12 +48,19 @@ void ml_pb_complete(ml_req_t *r, MPI_Status *status, int status_seen)
         restore_seen_count(r, status);
     }
     r->finished = 0;
+    r->completing = NULL;
     if (r->persistent) {
         r->active = 0;
         return;
     }
     ml_req_remove(r);
     ml_req_free(r);
+}
+
+void ml_pb_completing(ml_req_t *r, MPI_Status *status)
+{
+    if (r)
+        r->completing = status;
 }
 
 /* Whether the layer has work when `r`'s MPI request completes. */
@@ -230,14 +237,25 @@ static void snapshot_free(snapshot_t *s, const MPI_Status *user_statuses)
         free(s->statuses);
 }
 
-/* Completes the layer's part of the entries of `done` (count n, or every entry when done is NULL). */
+/* Entry k of `done` (count n, or every entry when done is NULL): its record, if MPI completed it,
+ * else NULL; *status set to its status. */
+static ml_req_t *completed_entry(snapshot_t *s, int rc, int k, const int *done, MPI_Status **status)
+{
+    int i = done ? done[k] : k;
+    *status = &s->statuses[done ? k : i];
+    return rc == MPI_SUCCESS || (*status)->MPI_ERROR == MPI_SUCCESS ? s->records[i] : NULL;
+}
+
+/* Completes the layer's part of the entries of `done`, every status known before any is used. */
 static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
 {
+    MPI_Status *st;
+    for (int k = 0; k < n; k++)
+        ml_pb_completing(completed_entry(s, rc, k, done, &st), st);
     for (int k = 0; k < n; k++) {
-        int i = done ? done[k] : k;
-        MPI_Status *st = &s->statuses[done ? k : i];
-        if (s->records[i] && (rc == MPI_SUCCESS || st->MPI_ERROR == MPI_SUCCESS))
-            ml_pb_complete(s->records[i], st, s->statuses_seen);
+        ml_req_t *r = completed_entry(s, rc, k, done, &st);
+        if (r)
+            ml_pb_complete(r, st, s->statuses_seen);
     }
 }
 
@@ -407,6 +425,11 @@ static int wait_some_among_pairs(int n, MPI_Request requests[], int *outcount, i
         rc = ML_NEXT(MPI_Waitsome)(x.n, x.handles, &m, done, done_statuses);
         if (rc == MPI_SUCCESS && m == MPI_UNDEFINED) /* nothing active: see wait_any_among_pairs */
             *outcount = MPI_UNDEFINED;
+        for (int j = 0; rc == MPI_SUCCESS && m != MPI_UNDEFINED && j < m; j++) {
+            int k = done[j];
+            ml_pb_completing(x.in_pair[k] ? ml_pb_pair_record(x.records[k], x.in_pair[k]) : x.records[k],
+                             &done_statuses[j]);
+        }
         for (int j = 0; rc == MPI_SUCCESS && m != MPI_UNDEFINED && j < m; j++) {
             if (!extended_done(&x, done[j], requests, &done_statuses[j]))
                 continue;

@@ -54,6 +54,12 @@ int ml_pb_pair_pending(ml_req_t *r, MPI_Request *pending[2])
     return n;
 }
 
+ml_req_t *ml_pb_pair_record(ml_req_t *r, const MPI_Request *request)
+{
+    ml_pair_t *pair = r->pair;
+    return request == &pair->recv ? pair->recv_record : pair->send_record;
+}
+
 void ml_pb_pair_completed(ml_req_t *r, MPI_Request *request, MPI_Request handle, MPI_Status *status)
 {
     *request = handle;

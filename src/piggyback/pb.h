@@ -87,10 +87,12 @@ struct ml_req {
     size_t slot;        /* where in the table of records (requests.c) it was put last */
     ml_req_kind_t kind;
     int persistent, active;
-    int finished;         /* the layer's part is done (MPI_Request_get_status saw it complete) */
-    MPI_Count seen_bytes; /* ... and the payload's bytes the program's status said then (in-band) */
-    int type_held;        /* `type` is the layer's duplicate of the program's, freed with the record */
-    int in_snapshot;      /* already in the array being completed (MPICH's shared handles) */
+    int finished;           /* the layer's part is done (MPI_Request_get_status saw it complete) */
+    MPI_Count seen_bytes;   /* ... and the payload's bytes the program's status said then (in-band) */
+    int type_held;          /* `type` is the layer's duplicate of the program's, freed with the record */
+    int in_snapshot;        /* already in the array being completed (MPICH's shared handles) */
+    MPI_Status *completing; /* MPI completed it, with this status, in the call being finished: its
+                             * handle is freed, and pairing an earlier receive reads this instead */
     /* the user's view of the operation */
     void *buf;
     int count;
@@ -134,6 +136,8 @@ void ml_req_remove(ml_req_t *r);
 void ml_req_free(ml_req_t *r);
 /* Frees a pair's memory (isendrecv.c); NULL does nothing. */
 void ml_pb_pair_free(ml_pair_t *pair);
+/* The record of the request at `request` inside pair `r` (isendrecv.c), or NULL. */
+ml_req_t *ml_pb_pair_record(ml_req_t *r, const MPI_Request *request);
 
 /* Pooled byte buffers: staging for packed messages, pb bytes. */
 void *ml_pb_buffer_get(size_t bytes);
@@ -248,6 +252,10 @@ void ml_pb_in_flight_finalize(void);
  * of a send) and drops or deactivates its record. `status` is real; `status_seen`: the program
  * will see it (else it is the layer's own, and counts need no correcting). */
 void ml_pb_complete(ml_req_t *r, MPI_Status *status, int status_seen);
+/* Several requests MPI completed in one call (`Waitall`, `Testsome`...): each record is told its
+ * status before the layer finishes any (NULL does nothing), since finishing one may pair an
+ * earlier receive among them, whose handle MPI has freed (separate.c). */
+void ml_pb_completing(ml_req_t *r, MPI_Status *status);
 /* Requests the user freed while active: finished when they complete (tested at each completion
  * call), and waited for at MPI_Finalize. */
 void ml_pb_zombie_add(ml_req_t *r);

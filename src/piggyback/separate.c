@@ -286,13 +286,18 @@ static int could_match(const ml_req_t *q, int source, int tag)
 static void pair(shadow_t *s, ml_req_t *r, MPI_Comm comm, const MPI_Status *status);
 
 /* An earlier receive that must have been matched already: waits for its completion without
- * taking it from the user, then pairs it. */
+ * taking it from the user, then pairs it. One that MPI completed in the call being finished has
+ * its status from that call: its handle is freed, and may be another request's by now (MPICH's
+ * coll/nonblocking3, whose nonblocking collectives make requests while the layer pairs). */
 static void settle(shadow_t *s, ml_req_t *q)
 {
     int done = 0;
     MPI_Status status;
-    while (!done)
-        PMPI_Request_get_status(q->handle, &done, &status);
+    if (q->completing)
+        status = *q->completing;
+    else
+        while (!done)
+            PMPI_Request_get_status(q->handle, &done, &status);
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
     if (cancelled)
