@@ -250,8 +250,12 @@ static ml_req_t *completed_entry(snapshot_t *s, int rc, int k, const int *done, 
 static void complete_entries(snapshot_t *s, int rc, int n, const int *done)
 {
     MPI_Status *st;
-    for (int k = 0; ml_pb.method->mechanism == PB_SEPARATE && k < n; k++) /* only pairing reads it */
-        ml_pb_completing(completed_entry(s, rc, k, done, &st), st);
+    for (int k = 0; ml_pb.method->mechanism == PB_SEPARATE && k < n; k++) { /* only pairing reads it */
+        /* two statements: the order in which a call's arguments are evaluated is unspecified,
+         * and `st` read before completed_entry set it was the previous entry's status */
+        ml_req_t *r = completed_entry(s, rc, k, done, &st);
+        ml_pb_completing(r, st);
+    }
     for (int k = 0; k < n; k++) {
         ml_req_t *r = completed_entry(s, rc, k, done, &st);
         if (r)

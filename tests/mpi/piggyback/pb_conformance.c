@@ -30,6 +30,11 @@
  * - datatype/hindexed_zeros: a message of a type with no bytes, from and to a null buffer: the
  *   datatype methods put the wire type's lower bound at address 0, and MPICH refused it as a null
  *   buffer (a hang under datatype-after).
+ * - coll/nonblocking3: receives of one stream completed by one MPI_Waitall in another order than
+ *   they were posted, beside a receive of another stream: pairing the later-posted one first
+ *   settles the earlier one with the status MPI gave it in that call, and the separate methods
+ *   read the entry before's status instead (the receive of another stream's: its pb taken, then
+ *   a hang).
  * Each message's contents say which message and element it is (pbtest.h). Rank 0 prints
  * "expected N messages with piggyback" for the check driver's count, as test_pb_calls does. */
 #include <mpi.h>
@@ -444,6 +449,30 @@ static void empty_type_at_null(void)
     MPI_Type_free(&empty);
 }
 
+/* nonblocking3: the array holds, in this order, the second receive of stream (left, 130), a
+ * receive of stream (left, 131), and the first receive of (left, 130); the three messages'
+ * lengths differ, so that a status read from the wrong entry shows. */
+static void completed_out_of_post_order(void)
+{
+    enum { FIRST = 2, SECOND = 0, OTHER = 1 };
+    static const int ints[3] = {3, 5, 4}; /* first, second, other */
+    int out[3][5], in[3][5];
+    MPI_Request requests[6];
+    MPI_Status statuses[6];
+    MPI_Irecv(in[0], 5, MPI_INT, left, 130, MPI_COMM_WORLD, &requests[FIRST]);
+    MPI_Irecv(in[1], 5, MPI_INT, left, 130, MPI_COMM_WORLD, &requests[SECOND]);
+    MPI_Irecv(in[2], 5, MPI_INT, left, 131, MPI_COMM_WORLD, &requests[OTHER]);
+    for (int k = 0; k < 3; k++) {
+        fill(out[k], ints[k], 130 + k);
+        MPI_Isend(out[k], ints[k], MPI_INT, right, k < 2 ? 130 : 131, MPI_COMM_WORLD, &requests[3 + k]);
+    }
+    MPI_Waitall(6, requests, statuses);
+    expect("first of a stream, completed after the second", &statuses[FIRST], in[0], ints[0], 130);
+    expect("second of a stream, completed before the first", &statuses[SECOND], in[1], ints[1], 131);
+    expect("another stream's, between them", &statuses[OTHER], in[2], ints[2], 132);
+    received_messages += 3;
+}
+
 int main(int argc, char **argv)
 {
     mpitest_init(&argc, &argv, &rank, &size);
@@ -463,5 +492,6 @@ int main(int argc, char **argv)
     idup_communicators();
     partial_elements();
     empty_type_at_null();
+    completed_out_of_post_order();
     return pbtest_finish(received_messages);
 }
