@@ -190,3 +190,29 @@ def test_state_of_another_suite_or_library_is_refused(tmp_path, capsys):
     path.write_text("{not json\n")
     with pytest.raises(SystemExit):
         run.State(path, META).load(tests, layers)
+
+
+def test_state_of_a_run_that_selected_other_tests_is_refused(tmp_path, capsys):
+    # keys are places in the run's list: a --tests run on a whole run's file found none of its
+    # test's results and wrote them again under place 0 (it did, 2026-11-30)
+    path = tmp_path / "state.jsonl"
+    tests, layers = three_tests_two_layers()
+    whole = run.State(path, META)
+    whole.load(tests, layers)
+    whole.add(0, tests[0][0], "none", run.Result("pass", "", 1.0))
+    with pytest.raises(SystemExit) as stop:
+        run.State(path, META, {"c"}).load(tests[2:], layers)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "made by a run of every test" in err and "--tests c" in err
+    assert "delete their lines" in err
+    selected = tmp_path / "selected.jsonl"
+    run.State(selected, META, {"c", "b"}).load(tests[1:], layers)
+    assert json.loads(selected.read_text().splitlines()[0])["tests"] == ["b", "c"]
+    assert run.State(selected, META, {"b", "c"}).load(tests[1:], layers) == {}  # the same selection
+    with pytest.raises(SystemExit):
+        run.State(selected, META).load(tests, layers)
+    path.write_text("[1, 2]\n")
+    with pytest.raises(SystemExit) as stop:
+        run.State(path, META).load(tests, layers)
+    assert "another suite or MPI library" in capsys.readouterr().err
