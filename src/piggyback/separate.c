@@ -110,12 +110,19 @@ static void attach_shadow(MPI_Comm comm)
     PMPI_Comm_set_attr(comm, keyval, s);
 }
 
-static shadow_t *shadow_of(MPI_Comm comm)
+/* comm's shadow, or NULL where the layer gave it none */
+static shadow_t *find_shadow(MPI_Comm comm)
 {
     shadow_t *s = NULL;
     int found = 0;
     PMPI_Comm_get_attr(comm, keyval, &s, &found);
-    if (!found)
+    return found ? s : NULL;
+}
+
+static shadow_t *shadow_of(MPI_Comm comm)
+{
+    shadow_t *s = find_shadow(comm);
+    if (!s)
         ml_pb_fail("a message on a communicator the layer has no shadow for (made by a call it does not "
                    "wrap, or by an MPI_Comm_idup not completed yet); the separate method cannot carry its "
                    "piggyback");
@@ -480,15 +487,28 @@ WRAP_CREATION(MPI_Intercomm_create,
 WRAP_CREATION(MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newcomm), (intercomm, high, newcomm),
               newcomm)
 /* MPI_Comm_idup: the new communicator exists once the request completes. Its shadow is
- * duplicated from the same parent at once, nonblocking too (every rank starts both in the same
- * collective order), and attached when the program completes the request (a REQ_COMM record
- * under it, ml_pb_separate_comm_done). MPICH's comm/comm_idup_iallreduce sent on one.
- * Under Open MPI 4.1 both ways of doing it meet a bug of its context-id agreement
- * (docs/conformance.md): from the same parent, two agreements are in flight on one communicator,
- * which Open MPI can match crosswise (comm_idup_iallreduce 6 hung in 6 runs of 14); from the
- * parent's shadow, tried on 2026-11-30, comm_idup_iallreduce passed 22 of 22 but
- * comm_create_group_idup 4 (the ranks enter MPI_Comm_create_group and MPI_Comm_idup in opposite
- * orders) hung in every run, the shadow's duplication started before the program's or after. */
+ * duplicated at once, nonblocking too (every rank starts both in the same collective order), and
+ * attached when the program completes the request (a REQ_COMM record under it,
+ * ml_pb_separate_comm_done). MPICH's comm/comm_idup_iallreduce sent on one.
+ * From which communicator: Open MPI 4.1 and 5.0 agree on a context id with collectives of the
+ * parent, and two agreements in flight on one intercommunicator exchange their leaders' values
+ * under one fixed tag, so they can pair crosswise and never end (tests/conformance/idup_twice.c
+ * hangs so without any layer). An intercommunicator's shadow is therefore duplicated from the
+ * parent's shadow. An intracommunicator's is not: Open MPI lets an agreement begin only while
+ * none of a lower communicator id is under way, and a pending one on the parent's shadow held
+ * back the shadow duplication of a communicator made meanwhile (tests/conformance/
+ * idup_lowest_cid.c is that rule without any layer; MPICH's comm/comm_create_group_idup 4 hung in
+ * every run), and two on one
+ * intracommunicator, which run libnbc's allreduce and no fixed-tag exchange, never hung
+ * (idup_twice.c on MPI_COMM_WORLD). docs/conformance.md has the runs. */
+static MPI_Comm shadow_parent(MPI_Comm comm)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    shadow_t *parent = inter ? find_shadow(comm) : NULL;
+    return parent ? parent->shadow : comm;
+}
+
 static int idup_recorded(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, int rc)
 {
     if (rc != MPI_SUCCESS || !in_use())
@@ -499,7 +519,7 @@ static int idup_recorded(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request,
     ml_req_t *r = ml_req_new(REQ_COMM);
     r->buf = newcomm;
     r->shadow = s;
-    PMPI_Comm_idup(comm, &s->shadow, &r->pb_request);
+    PMPI_Comm_idup(shadow_parent(comm), &s->shadow, &r->pb_request);
     return ml_req_record(r, rc, *request, 1);
 }
 

@@ -23,7 +23,10 @@
  *   receive): the separate methods freed its shadow at once, and the receive's pb with it (a
  *   hang).
  * - comm/comm_idup_iallreduce: messages on communicators made by MPI_Comm_idup (and MPI 4's
- *   MPI_Comm_idup_with_info), which the separate methods did not give a shadow (the job ended).
+ *   MPI_Comm_idup_with_info), which the separate methods did not give a shadow (the job ended);
+ *   and an intercommunicator duplicated so beside an MPI_Iallreduce on it: the separate methods
+ *   duplicated its shadow from it too, and Open MPI, whose two agreements on one
+ *   intercommunicator can pair crosswise, now and then hung (tests/conformance/idup_twice.c).
  * - datatype/getpartelm, lots_of_types, hindexed_zeros: a message that ends inside an element of
  *   the receive's derived type (legal): the methods that pack ended the job, unable to unpack part
  *   of an element;
@@ -388,6 +391,47 @@ static void idup_communicators(void)
     }
 }
 
+/* comm/comm_idup_iallreduce 6: even and odd ranks joined by an intercommunicator, duplicated
+ * by MPI_Comm_idup beside an MPI_Iallreduce on it, ROUNDS times (under Open MPI 4.1.4 and the
+ * old shadow duplication, 2 runs of 3 hung at 4 ranks); then a message between the two groups'
+ * first ranks on the last duplicate. */
+static void idup_intercommunicator(void)
+{
+    enum { ROUNDS = 20 };
+    MPI_Comm half, inter, copy = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank == 0 ? 1 : 0, 97, &inter);
+    int remote, local_rank;
+    MPI_Comm_remote_size(inter, &remote);
+    MPI_Comm_rank(half, &local_rank);
+    for (int round = 0; round < ROUNDS; round++) {
+        if (copy != MPI_COMM_NULL)
+            MPI_Comm_free(&copy);
+        MPI_Request request[2];
+        MPI_Status status[2];
+        int one = 1, sum = 0;
+        MPI_Comm_idup(inter, &copy, &request[0]);
+        MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter, &request[1]);
+        MPI_Waitall(2, request, status);
+        if (sum != remote) {
+            fprintf(stderr, "rank %d: an MPI_Iallreduce beside an MPI_Comm_idup summed %d, expected %d\n", rank, sum,
+                    remote);
+            check_failures++;
+        }
+    }
+    if (local_rank == 0) {
+        int out[3], in[3];
+        fill(out, 3, 97);
+        MPI_Status st;
+        MPI_Sendrecv(out, 3, MPI_INT, 0, 97, in, 3, MPI_INT, 0, 97, copy, &st);
+        expect("a message on an intercommunicator made by MPI_Comm_idup", &st, in, 3, 97);
+        received_messages++;
+    }
+    MPI_Comm_free(&copy);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+
 /* getpartelm, lots_of_types, hindexed_zeros: 6 ints into a receive of 2 elements of 4 ints with
  * holes (every_other: extent 7 ints), blocking and nonblocking. MPI fills the first element and
  * half the second, at in[0, 2, 4, 6] and in[7, 9]; MPI_Get_count is MPI_UNDEFINED,
@@ -490,6 +534,7 @@ int main(int argc, char **argv)
     intercommunicators();
     freed_with_a_pending_receive();
     idup_communicators();
+    idup_intercommunicator();
     partial_elements();
     empty_type_at_null();
     completed_out_of_post_order();
