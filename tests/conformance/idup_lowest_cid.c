@@ -1,4 +1,4 @@
-/* Open MPI 4.1.4 and 5.0, no mpilens layer (docs/conformance.md, "Open MPI: a shadow for MPI_Comm_idup"):
+/* Open MPI 4.1.4 and 5.0, no mpilens layer (docs/conformance.md, "Open MPI: MPI_Comm_idup hangs"):
  * a correct program that never completes. Two communicators, low (made first, so the lower
  * context id) and high. Even ranks duplicate high (blocking), then low (nonblocking); odd ranks
  * start the nonblocking duplication of low first, test it a few times, then duplicate high. Each

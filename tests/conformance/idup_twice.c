@@ -1,4 +1,4 @@
-/* Open MPI 4.1.4 and 5.0, no mpilens layer (docs/conformance.md, "Open MPI: a shadow for MPI_Comm_idup"):
+/* Open MPI 4.1.4 and 5.0, no mpilens layer (docs/conformance.md, "Open MPI: MPI_Comm_idup hangs"):
  * the step of MPICH's comm/comm_idup_iallreduce that hangs under the separate piggyback method,
  * made as that method makes it. The program duplicates an intercommunicator with MPI_Comm_idup
  * and starts an MPI_Iallreduce on it; the method duplicates the new communicator's shadow from the
