@@ -498,9 +498,8 @@ WRAP_CREATION(MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newc
  * none of a lower communicator id is under way, and a pending one on the parent's shadow held
  * back the shadow duplication of a communicator made meanwhile (tests/conformance/
  * idup_lowest_cid.c is that rule without any layer; MPICH's comm/comm_create_group_idup 4 hung in
- * every run), and two on one
- * intracommunicator, which run libnbc's allreduce and no fixed-tag exchange, never hung
- * (idup_twice.c on MPI_COMM_WORLD). docs/conformance.md has the runs. */
+ * every run), and two on one intracommunicator, which run libnbc's allreduce and no fixed-tag
+ * exchange, never hung (idup_twice.c on MPI_COMM_WORLD). docs/conformance.md has the runs. */
 static MPI_Comm shadow_parent(MPI_Comm comm)
 {
     int inter = 0;

@@ -392,9 +392,9 @@ static void idup_communicators(void)
 }
 
 /* comm/comm_idup_iallreduce 6: even and odd ranks joined by an intercommunicator, duplicated
- * by MPI_Comm_idup beside an MPI_Iallreduce on it, ROUNDS times (under Open MPI 4.1.4 and the
- * old shadow duplication, 2 runs of 3 hung at 4 ranks); then a message between the two groups'
- * first ranks on the last duplicate. */
+ * by MPI_Comm_idup beside an MPI_Iallreduce on it, ROUNDS times (with the old shadow duplication,
+ * 3 runs of this program in 6 hung at 4 ranks under Open MPI 4.1.4 and separate); then a message
+ * between the two groups' first ranks on the last duplicate. */
 static void idup_intercommunicator(void)
 {
     enum { ROUNDS = 20 };
