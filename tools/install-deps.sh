@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mpilens needs, only those missing (make deps calls this; make
 # deps-cluster calls it with "cluster" for what the test cluster needs besides: Slurm, munge, the
-# UCX headers its MPICH workaround is built with, iproute2 for namespaces and tc; make docs calls
-# it with "docs" for doxygen).
+# UCX headers its MPICH workaround is built with, iproute2 for namespaces and tc, gdb for the
+# stacks of a rank that crashed in a cluster test; make docs calls it with "docs" for doxygen).
 # On other systems, or without root, it says what is missing and how to get it.
 set -eu
 packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libhwloc-dev libscotch-dev pkg-config cmake make gcc g++ gfortran man-db
           shellcheck)
 case "${1:-}" in
   "") ;;
-  cluster) packages+=(slurm-wlm munge libucx-dev iproute2) ;;
+  cluster) packages+=(slurm-wlm munge libucx-dev iproute2 gdb) ;;
   docs) packages+=(doxygen) ;;
   *) echo "install-deps: unknown group \"$1\": expected cluster or docs (or none)" >&2; exit 2 ;;
 esac

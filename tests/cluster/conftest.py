@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -80,6 +82,34 @@ def _status() -> str:
                           text=True).stdout.strip()
 
 
+def _unlimited_cores() -> None:
+    """Core files as large as the hard limit allows (unlimited for root, as the tests run)."""
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
+def core_stacks(command: Sequence[str], cwd: Optional[Path]) -> str:
+    """gdb's backtrace of each core file in cwd, against the command's program (its first word
+    that is an executable file, srun and mpirun left out); "" when there is none. A crash seen
+    once in CI then says where it was (a core needs kernel.core_pattern to name a file)."""
+    cores = sorted(Path(cwd).glob("core*"))[:4] if cwd is not None and Path(cwd).is_dir() else []
+    if cores and shutil.which("gdb") is None:
+        return f"\n{len(cores)} core file(s) in {cwd}; no gdb to read them (make deps-cluster)"
+    program = next((word for word in command[1:]
+                    if os.path.isfile(word) and os.access(word, os.X_OK)), command[0])
+    stacks = []
+    for core in cores:
+        shown = subprocess.run(["gdb", "-batch", "-ex", "bt 30", program, str(core)],
+                               capture_output=True, text=True, timeout=120)
+        frames: List[str] = []
+        for line in shown.stdout.splitlines():  # gdb shows frame 0 on loading the core, then bt
+            if line.startswith("#") and (not frames or line != frames[-1]):
+                frames.append(line)
+        stacks.append(f"\nstack in {core.name} ({program}):\n" +
+                      ("\n".join(frames) or shown.stderr.strip() or "no frames"))
+    return "".join(stacks)
+
+
 @dataclass
 class Cluster:
     env: Dict[str, str]
@@ -87,17 +117,20 @@ class Cluster:
     def run(self, command: Sequence[str], *, cwd: Optional[Path] = None,
             env: Optional[Dict[str, str]] = None, timeout: float = TIMEOUT_S,
             check: bool = True) -> subprocess.CompletedProcess:
-        """command with the cluster's environment; a failure shows its output."""
+        """command with the cluster's environment; a failure shows its output, and the stacks of
+        the processes that dumped core in cwd (srun passes the unlimited core size on)."""
         environment = {**self.env, **(env or {})}
+        words = [str(word) for word in command]
         try:
-            done = subprocess.run([str(word) for word in command], cwd=cwd, env=environment,
-                                  capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(words, cwd=cwd, env=environment, capture_output=True,
+                                  text=True, timeout=timeout,
+                                  preexec_fn=_unlimited_cores if cwd else None)
         except subprocess.TimeoutExpired as error:
-            pytest.fail(f"{shlex.join(map(str, command))} ran longer than {timeout} s:\n"
+            pytest.fail(f"{shlex.join(words)} ran longer than {timeout} s:\n"
                         f"{error.stdout}\n{error.stderr}")
         if check and done.returncode != 0:
-            pytest.fail(f"{shlex.join(map(str, command))} exited with {done.returncode}:\n"
-                        f"{done.stdout}\n{done.stderr}")
+            pytest.fail(f"{shlex.join(words)} exited with {done.returncode}:\n"
+                        f"{done.stdout}\n{done.stderr}{core_stacks(words, cwd)}")
         return done
 
     def srun(self, flavour: str, ranks: int = 4, nodes: int = 2) -> List[str]:

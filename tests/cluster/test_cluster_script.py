@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -73,3 +74,18 @@ def test_agent_refuses_an_unknown_node(cluster):
     done = subprocess.run([str(AGENT), "mlnode9", "true"], capture_output=True, text=True)
     assert done.returncode == 255
     assert done.stderr.strip() == 'agent: no node "mlnode9" in the test cluster (make cluster-up starts it)'
+
+
+def test_a_crash_under_srun_shows_its_stack(cluster, tmp_path):
+    """A rank killed by SIGSEGV on a node leaves a core in the run's directory, and the failure
+    message carries gdb's backtrace of it (how an unreproduced crash in CI says where it was)."""
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    if pattern.startswith("|") or "/" in pattern:
+        pytest.skip(f"kernel.core_pattern is {pattern!r}: cores do not land in the run's directory")
+    if shutil.which("gdb") is None:
+        pytest.skip("no gdb (make deps-cluster installs it)")
+    crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    with pytest.raises(pytest.fail.Exception) as failed:
+        cluster.run(["srun", "-N1", "-n1", sys.executable, "-c", crash], cwd=tmp_path)
+    message = str(failed.value)
+    assert "stack in core" in message and "\n#0 " in message, message
