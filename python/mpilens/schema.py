@@ -289,6 +289,7 @@ STATS: Fields = {
     "counts": OBJECT,
     "bytes": OBJECT,
     "comp": OBJECT,
+    "ref": OBJECT,
     "sample": OBJECT,
     "context_switches": OBJECT,
 }
@@ -410,7 +411,7 @@ def check_point(point: Record, family: str) -> None:
     _check_by_name(params, _param_kind, "params.")
     _check_by_name(stats, _stat_kind, "stats.")
     for name, inner in stats.items():
-        if isinstance(inner, dict) and name in ("sample", "comp"):
+        if isinstance(inner, dict) and name in ("sample", "comp", "ref"):
             _check_fields(inner, SAMPLE, f"stats.{name}.")
     per_rank = stats.get("per_rank")
     if isinstance(per_rank, dict):

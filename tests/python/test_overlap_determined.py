@@ -106,6 +106,16 @@ def test_ratio_interval_from_samples_and_reference(bench, ref, ref_sample, comm)
     assert not overlap.is_determined(interval)
 
 
+def test_ratio_interval_from_the_column_reference_the_point_carries():
+    # the reference measured right before the point's size (stats.ref: round trips of 200 in
+    # [180, 240]) rules over the run's reference point (exact here, which would give width 0.15)
+    point = hand_point()
+    point["stats"]["ref"] = sample_summary(200, 180, 240)
+    run = make_overlap_run([point, reference("ref-pingpong", 64, 200, 200, 200)])
+    (interval,) = overlap.grid(run, "sender").intervals
+    assert interval == pytest.approx((85 / 120, 1.5))
+
+
 def test_ratio_interval_without_reference_takes_t_comm_as_exact():
     run = make_overlap_run([hand_point(), reference("ref-pingpong", 128, 200, 100, 400)])
     (interval,) = overlap.grid(run, "sender").intervals

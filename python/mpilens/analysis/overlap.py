@@ -227,8 +227,10 @@ def ratio_bounds(measured: Interval, comm: Interval, comp: Interval) -> Interval
 
 
 def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Interval]:
-    """The interval of a point's ratio, from its own samples and its T_comm's reference point;
-    None where the ratio is not defined. A quantity without an interval counts as exact."""
+    """The interval of a point's ratio, from its own samples and the sample its T_comm was taken
+    from: the reference measured right before its size's points (stats.ref), else, in files
+    older than that, its T_comm's reference point; None where the ratio is not defined. A
+    quantity without an interval counts as exact."""
     stored = point_ratio(point)
     if stored is None:
         return None
@@ -236,7 +238,9 @@ def ratio_interval(point: Record, reference: Optional[Record]) -> Optional[Inter
     if measured is None or comm is None or comp is None or ratio(measured, comm, comp) is None:
         return stored, stored  # the times are not in the file: only the ratio is known
     stats = point["stats"]
-    reference_sample = reference["stats"].get("sample") if reference is not None else None
+    reference_sample = stats.get("ref")
+    if reference_sample is None and reference is not None:
+        reference_sample = reference["stats"].get("sample")
     return ratio_bounds(
         carried_interval(measured, stats.get("sample")),
         carried_interval(comm, reference_sample),

@@ -65,21 +65,13 @@ typedef struct {
     size_t n_noncontig;
     size_t n_noncontig_too_small;
 
-    /* references (docs/overlap.md, "Base references"), measured first; indexed like the sizes */
+    /* the 0-byte one-way time measured last: with the references at the start, then before each
+     * column of a map that subtracts it (p2p.c) */
     double lat0_ns;
+    /* the ping-pong reference's one-way times measured at the start (nload's T_comm), indexed
+     * like the sizes; each map measures its own reference again per size (docs/overlap.md, "Base
+     * references") */
     double one_way_ns[MAX_VALUES];
-    double noncontig_one_way_ns[MAX_VALUES];
-    double send_ns[MAX_VALUES];
-    double multi_comm_ns[MAX_VALUES];
-    double same_comm_ns[MAX_VALUES];
-    double threads_comm_ns[MAX_VALUES];
-    /* each reference's median interval relative to its median: [lo, hi], {1, 1} when unknown */
-    double one_way_rel[MAX_VALUES][2];
-    double noncontig_one_way_rel[MAX_VALUES][2];
-    double send_rel[MAX_VALUES][2];
-    double multi_comm_rel[MAX_VALUES][2];
-    double same_comm_rel[MAX_VALUES][2];
-    double threads_comm_rel[MAX_VALUES][2];
 
     /* message buffers, large enough for the largest message of every selected benchmark */
     char *send_buf, *recv_buf;
@@ -150,11 +142,25 @@ void nload_run(overlap_t *o);
 long nbc_points(const overlap_t *o);
 void nbc_run(overlap_t *o);
 
-/* Writes a map point (a benchmark at one size and computation time) on rank 0 and returns its
- * ratio. extra_name / extra_value add one more parameter (peers of multi) when extra_name is not
- * NULL. */
-double overlap_write_map_point(overlap_t *o, const char *bench, const char *key, int64_t size, int64_t compute,
-                               const ml_sample_t *t, const ml_sample_t *comp, double t_comm, double lat0,
-                               ml_stop_t reason, const char *extra_name, int64_t extra_value);
+/* A point-to-point map point (a benchmark at one size and computation time) as measured: its
+ * samples, T_comm from the reference measured right before its size's points (p2p.c, column
+ * references) with that reference's sample, the 0-byte one-way time its sequences subtract (0
+ * where none is), and one more parameter (peers of multi, ...) when extra_name is not NULL. */
+typedef struct {
+    const char *bench, *key;
+    int64_t size, compute_ns;
+    const ml_sample_t *t, *comp;
+    ml_stop_t reason;
+    double t_comm_ns;
+    const ml_sample_t *ref;
+    const ml_stop_rule_t *ref_rule;
+    ml_stop_t ref_reason;
+    double lat0_ns;
+    const char *extra_name;
+    int64_t extra_value;
+} overlap_map_point_t;
+
+/* Writes a map point on rank 0 and returns its ratio. */
+double overlap_write_map_point(overlap_t *o, const overlap_map_point_t *m);
 
 #endif

@@ -410,32 +410,21 @@ static const int64_t *sizes_of(const overlap_t *o, const p2p_bench_t *b, size_t 
     return is_noncontig(b) ? o->noncontig_sizes : o->size_values;
 }
 
-/* T_comm of a benchmark at the size of index i (docs/overlap.md, "Base references"), and in rel
- * the interval of its reference relative to its median. */
-static double t_comm_of(const overlap_t *o, const p2p_bench_t *b, size_t i, const double **rel)
+/* The reference a map's T_comm comes from (docs/overlap.md, "Base references"), and the factor from
+ * its median to T_comm (one way of a round trip: half). */
+static const p2p_bench_t *reference_of(const p2p_bench_t *b, double *scale)
 {
-    if (is_noncontig(b)) {
-        *rel = o->noncontig_one_way_rel[i];
-        return o->noncontig_one_way_ns[i];
-    }
-    if (strcmp(b->name, "cpu") == 0) {
-        *rel = o->send_rel[i];
-        return o->send_ns[i];
-    }
-    if (is_multi(b)) {
-        *rel = o->multi_comm_rel[i];
-        return o->multi_comm_ns[i];
-    }
-    if (is_same(b)) {
-        *rel = o->same_comm_rel[i];
-        return o->same_comm_ns[i];
-    }
-    if (is_threads(b)) {
-        *rel = o->threads_comm_rel[i];
-        return o->threads_comm_ns[i];
-    }
-    *rel = o->one_way_rel[i];
-    return o->one_way_ns[i];
+    *scale = 1.0;
+    if (strcmp(b->name, "cpu") == 0)
+        return &ref_send;
+    if (is_multi(b))
+        return &ref_multi;
+    if (is_same(b))
+        return &ref_same;
+    if (is_threads(b))
+        return &ref_threads;
+    *scale = 0.5;
+    return is_noncontig(b) ? &ref_noncontig : &ref_pingpong;
 }
 
 static int multi_possible(const overlap_t *o) { return o->prog.size >= 3; }
@@ -457,52 +446,65 @@ static int map_runs(const overlap_t *o, const p2p_bench_t *b)
 
 /* ---- references ---------------------------------------------------------------------------- */
 
-/* Measures a reference at one size on the ranks taking part; on rank 0 writes its point (unless
- * a resumed file has it), fills rel with its median interval relative to its median ({1, 1}
- * when unknown) and returns the median of the sample. */
-static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, const char *stat, double scale,
-                                double rel[2])
+/* Measures reference b at one size into t on the ranks taking part, under rule; on rank 0 returns
+ * its median times scale (T_comm) and sets rel to the median's interval relative to the median
+ * ({1, 1} when unknown). */
+static double reference_sample(overlap_t *o, const p2p_bench_t *b, int64_t size, double scale, ml_sample_t *t,
+                               const ml_stop_rule_t *rule, ml_stop_t *reason, double rel[2])
 {
-    char key[96];
-    snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, b->name, size);
     p2p_point_t pt = make_point(o, b, size, 0);
-    ml_sample_t t = {0}, comp = {0};
+    ml_sample_t comp = {0};
     double median = 0.0;
+    ml_summary_t sum;
     rel[0] = rel[1] = 1.0;
-    if (takes_part(o, &pt)) {
-        ml_stop_rule_t rule_storage;
-        const ml_stop_rule_t *rule = overlap_reference_rule(o, &rule_storage);
-        ml_stop_t reason = run_point(o, b, &pt, &t, &comp, NULL, rule);
-        ml_summary_t sum;
-        if (o->prog.rank == LEADER && ml_summarize(t.values, t.n, o->prog.stop_rule.ci_level, &sum) == 0) {
-            median = sum.median * scale;
-            if (sum.median > 0) {
-                rel[0] = sum.ci_lo / sum.median;
-                rel[1] = sum.ci_hi / sum.median;
-            }
-            if (!ml_program_skip(&o->prog, key)) {
-                ml_json_t j;
-                ml_json_init(&j);
-                ml_record_point_begin(&j, FAMILY, b->name, key);
-                ml_json_begin_object(&j, "params");
-                ml_json_int(&j, "size_bytes", size);
-                int extra;
-                const char *extra_name = extra_param(b, &pt, &extra);
-                if (extra_name)
-                    ml_json_int(&j, extra_name, extra);
-                ml_json_end_object(&j);
-                ml_json_begin_object(&j, "stats");
-                ml_json_double(&j, stat, median);
-                if (b->measure == MINUS_LAT0)
-                    ml_json_double(&j, "lat0_ns", o->lat0_ns);
-                ml_json_sample(&j, "sample", &t, rule, reason);
-                ml_program_point_end(&o->prog, &j);
-            }
+    *reason = ML_STOP_CONTINUE;
+    if (takes_part(o, &pt))
+        *reason = run_point(o, b, &pt, t, &comp, NULL, rule);
+    if (o->prog.rank == LEADER && ml_summarize(t->values, t->n, o->prog.stop_rule.ci_level, &sum) == 0) {
+        median = sum.median * scale;
+        if (sum.median > 0) {
+            rel[0] = sum.ci_lo / sum.median;
+            rel[1] = sum.ci_hi / sum.median;
         }
     }
-    ml_sample_free(&t);
     ml_sample_free(&comp);
     free_point(&pt);
+    return median;
+}
+
+/* Measures a reference at one size on the ranks taking part; on rank 0 writes its point (unless
+ * a resumed file has it) and returns the median of the sample times scale. */
+static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, const char *stat, double scale)
+{
+    double rel[2];
+    char key[96];
+    snprintf(key, sizeof key, "%s/size_bytes=%" PRId64, b->name, size);
+    ml_sample_t t = {0};
+    ml_stop_rule_t rule_storage;
+    const ml_stop_rule_t *rule = overlap_reference_rule(o, &rule_storage);
+    ml_stop_t reason;
+    double median = reference_sample(o, b, size, scale, &t, rule, &reason, rel);
+    if (o->prog.rank == LEADER && t.n > 0 && !ml_program_skip(&o->prog, key)) {
+        p2p_point_t pt = make_point(o, b, size, 0);
+        ml_json_t j;
+        ml_json_init(&j);
+        ml_record_point_begin(&j, FAMILY, b->name, key);
+        ml_json_begin_object(&j, "params");
+        ml_json_int(&j, "size_bytes", size);
+        int extra;
+        const char *extra_name = extra_param(b, &pt, &extra);
+        if (extra_name)
+            ml_json_int(&j, extra_name, extra);
+        ml_json_end_object(&j);
+        ml_json_begin_object(&j, "stats");
+        ml_json_double(&j, stat, median);
+        if (b->measure == MINUS_LAT0)
+            ml_json_double(&j, "lat0_ns", o->lat0_ns);
+        ml_json_sample(&j, "sample", &t, rule, reason);
+        ml_program_point_end(&o->prog, &j);
+        free_point(&pt);
+    }
+    ml_sample_free(&t);
     ml_program_progress(&o->prog, key);
     return median;
 }
@@ -511,39 +513,29 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
  * must not wait for it in a polling MPI call while others measure. */
 static void measure_references(overlap_t *o)
 {
-    /* the 0-byte latency first: the other references and most maps subtract it */
-    double lat0_rel[2];
-    o->lat0_ns = measure_reference(o, &ref_pingpong, 0, "one_way_ns", 0.5, lat0_rel);
-    for (size_t i = 0; i < o->n_sizes; i++) {
-        if (o->size_values[i] != 0)
-            o->one_way_ns[i] =
-                measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5, o->one_way_rel[i]);
-        else {
-            o->one_way_ns[i] = o->lat0_ns;
-            memcpy(o->one_way_rel[i], lat0_rel, sizeof lat0_rel);
-        }
-    }
+    /* the 0-byte latency first: the other references subtract it */
+    o->lat0_ns = measure_reference(o, &ref_pingpong, 0, "one_way_ns", 0.5);
+    for (size_t i = 0; i < o->n_sizes; i++)
+        o->one_way_ns[i] = o->size_values[i] != 0
+                               ? measure_reference(o, &ref_pingpong, o->size_values[i], "one_way_ns", 0.5)
+                               : o->lat0_ns;
     if (overlap_selected(o, "noncontig"))
         for (size_t i = 0; i < o->n_noncontig; i++)
-            o->noncontig_one_way_ns[i] = measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5,
-                                                           o->noncontig_one_way_rel[i]);
+            measure_reference(o, &ref_noncontig, o->noncontig_sizes[i], "one_way_ns", 0.5);
     if (overlap_selected(o, "cpu"))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->send_ns[i] = measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0, o->send_rel[i]);
+            measure_reference(o, &ref_send, o->size_values[i], "send_ns", 1.0);
     ml_idle_barrier(o->prog.sync);
     if (map_runs(o, map_named("multi")))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->multi_comm_ns[i] =
-                measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0, o->multi_comm_rel[i]);
+            measure_reference(o, &ref_multi, o->size_values[i], "t_comm_ns", 1.0);
     ml_idle_barrier(o->prog.sync);
     if (map_runs(o, map_named("multi-same")))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->same_comm_ns[i] =
-                measure_reference(o, &ref_same, o->size_values[i], "t_comm_ns", 1.0, o->same_comm_rel[i]);
+            measure_reference(o, &ref_same, o->size_values[i], "t_comm_ns", 1.0);
     if (map_runs(o, map_named("threads")))
         for (size_t i = 0; i < o->n_sizes; i++)
-            o->threads_comm_ns[i] =
-                measure_reference(o, &ref_threads, o->size_values[i], "t_comm_ns", 1.0, o->threads_comm_rel[i]);
+            measure_reference(o, &ref_threads, o->size_values[i], "t_comm_ns", 1.0);
 }
 
 /* The ping-pong references serve every point-to-point map and nload. */
@@ -575,6 +567,51 @@ static long reference_points(const overlap_t *o)
 
 /* ---- maps ---------------------------------------------------------------------------------- */
 
+/* A map's reference at one size, measured again right before that size's points: the machine a
+ * reference met at the start of the run may be in another state by the time a map gets there
+ * (on shared virtual cores, a 0-byte one-way time of 110 ns in one run and 135 ns in the next),
+ * and every ratio of the column divides by it (docs/overlap.md, "Base references"). */
+typedef struct {
+    ml_sample_t t;
+    ml_stop_rule_t rule_storage;
+    const ml_stop_rule_t *rule;
+    ml_stop_t reason;
+    double t_comm_ns, rel[2];
+} column_reference_t;
+
+static void measure_column_reference(overlap_t *o, const p2p_bench_t *b, int64_t size, column_reference_t *c)
+{
+    double scale, lat0_rel[2];
+    const p2p_bench_t *ref = reference_of(b, &scale);
+    memset(c, 0, sizeof *c);
+    c->rule = overlap_reference_rule(o, &c->rule_storage);
+    /* the 0-byte latency that this column's sequences (and a MINUS_LAT0 reference) subtract */
+    if (b->measure == MINUS_LAT0 || ref->measure == MINUS_LAT0) {
+        ml_sample_t lat0 = {0};
+        ml_stop_t lat0_reason;
+        double lat0_ns = reference_sample(o, &ref_pingpong, 0, 0.5, &lat0, c->rule, &lat0_reason, lat0_rel);
+        if (o->prog.rank == LEADER)
+            o->lat0_ns = lat0_ns;
+        ml_sample_free(&lat0);
+    }
+    c->t_comm_ns = reference_sample(o, ref, size, scale, &c->t, c->rule, &c->reason, c->rel);
+}
+
+/* Whether this rank measures any point of a map's column (a resumed file may have them all). */
+static int column_to_measure(overlap_t *o, const p2p_bench_t *b, int64_t size)
+{
+    for (size_t c = 0; c < o->n_computes; c++) {
+        char key[128];
+        snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, size, o->compute_values[c]);
+        p2p_point_t pt = make_point(o, b, size, o->compute_values[c]);
+        int measured = !ml_program_skip(&o->prog, key) && takes_part(o, &pt);
+        free_point(&pt);
+        if (measured)
+            return 1;
+    }
+    return 0;
+}
+
 static void run_map(overlap_t *o, const p2p_bench_t *b)
 {
     size_t n, order[MAX_VALUES];
@@ -583,6 +620,10 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
     int *classes = overlap_classes_new(o->n_computes, n); /* leader: per computation time and size */
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
+        column_reference_t ref;
+        int measuring = column_to_measure(o, b, sizes[i]);
+        if (measuring)
+            measure_column_reference(o, b, sizes[i], &ref);
         for (size_t c = 0; c < o->n_computes; c++) {
             char key[128];
             snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, sizes[i],
@@ -593,23 +634,26 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 int extra;
                 const char *extra_name = extra_param(b, &pt, &extra);
                 overlap_decision_t d;
-                const double *rel;
-                double t_comm = t_comm_of(o, b, i, &rel);
                 int neighbour = overlap_neighbour_class(classes + c * n, n, i);
-                const overlap_decision_t *decision = overlap_decision(o, t_comm, rel, neighbour, &d);
+                const overlap_decision_t *decision = overlap_decision(o, ref.t_comm_ns, ref.rel, neighbour, &d);
                 ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision, NULL);
-                if (o->prog.rank == LEADER)
+                if (o->prog.rank == LEADER) {
                     overlap_account(o, decision, t.n);
-                if (o->prog.rank == LEADER)
-                    classes[c * n + i] = overlap_class(overlap_write_map_point(
-                        o, b->name, key, sizes[i], o->compute_values[c], &t, &comp, t_comm,
-                        b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0, reason, extra_name, extra));
+                    overlap_map_point_t m = {
+                        b->name,    key,      sizes[i],   o->compute_values[c],
+                        &t,         &comp,    reason,     ref.t_comm_ns,
+                        &ref.t,     ref.rule, ref.reason, b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0,
+                        extra_name, extra};
+                    classes[c * n + i] = overlap_class(overlap_write_map_point(o, &m));
+                }
                 ml_sample_free(&t);
                 ml_sample_free(&comp);
             }
             free_point(&pt);
             ml_program_progress(&o->prog, key);
         }
+        if (measuring)
+            ml_sample_free(&ref.t);
     }
     free(classes);
 }
