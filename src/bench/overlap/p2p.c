@@ -597,12 +597,17 @@ static void measure_column_reference(overlap_t *o, const p2p_bench_t *b, int64_t
     c->t_comm_ns = reference_sample(o, ref, size, scale, &c->t, c->rule, &c->reason, c->rel);
 }
 
+static void map_key(const p2p_bench_t *b, int64_t size, int64_t compute_ns, char key[128])
+{
+    snprintf(key, 128, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, size, compute_ns);
+}
+
 /* Whether this rank measures any point of a map's column (a resumed file may have them all). */
 static int column_to_measure(overlap_t *o, const p2p_bench_t *b, int64_t size)
 {
     for (size_t c = 0; c < o->n_computes; c++) {
         char key[128];
-        snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, size, o->compute_values[c]);
+        map_key(b, size, o->compute_values[c], key);
         p2p_point_t pt = make_point(o, b, size, o->compute_values[c]);
         int measured = !ml_program_skip(&o->prog, key) && takes_part(o, &pt);
         free_point(&pt);
@@ -626,8 +631,7 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
             measure_column_reference(o, b, sizes[i], &ref);
         for (size_t c = 0; c < o->n_computes; c++) {
             char key[128];
-            snprintf(key, sizeof key, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, sizes[i],
-                     o->compute_values[c]);
+            map_key(b, sizes[i], o->compute_values[c], key);
             p2p_point_t pt = make_point(o, b, sizes[i], o->compute_values[c]);
             if (!ml_program_skip(&o->prog, key) && takes_part(o, &pt)) {
                 ml_sample_t t = {0}, comp = {0};
@@ -639,11 +643,20 @@ static void run_map(overlap_t *o, const p2p_bench_t *b)
                 ml_stop_t reason = run_point(o, b, &pt, &t, &comp, decision, NULL);
                 if (o->prog.rank == LEADER) {
                     overlap_account(o, decision, t.n);
-                    overlap_map_point_t m = {
-                        b->name,    key,      sizes[i],   o->compute_values[c],
-                        &t,         &comp,    reason,     ref.t_comm_ns,
-                        &ref.t,     ref.rule, ref.reason, b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0,
-                        extra_name, extra};
+                    overlap_map_point_t m = {.bench = b->name,
+                                             .key = key,
+                                             .size = sizes[i],
+                                             .compute_ns = o->compute_values[c],
+                                             .t = &t,
+                                             .comp = &comp,
+                                             .reason = reason,
+                                             .t_comm_ns = ref.t_comm_ns,
+                                             .ref = &ref.t,
+                                             .ref_rule = ref.rule,
+                                             .ref_reason = ref.reason,
+                                             .lat0_ns = b->measure == MINUS_LAT0 ? o->lat0_ns : 0.0,
+                                             .extra_name = extra_name,
+                                             .extra_value = extra};
                     classes[c * n + i] = overlap_class(overlap_write_map_point(o, &m));
                 }
                 ml_sample_free(&t);
