@@ -17,7 +17,7 @@ static int partner(int rank, int round, int slots, int n_ranks)
     int turning = slots - 1, other;
     if (rank == turning)
         other = round;
-    else if ((rank - round + turning) % turning == 0)
+    else if (rank == round)
         other = turning;
     else
         other = ((2 * round - rank) % turning + turning) % turning;

@@ -37,7 +37,8 @@ int main(int argc, char **argv)
     REQUIRE(size <= MAX_RANKS);
     CHECK(ml_warm_up_count(0) == ML_WARM_UP_MAX);
     CHECK(ml_warm_up_count(1) == ML_WARM_UP_MAX);
-    CHECK(ml_warm_up_count((int64_t)1 << 20) == 32);
+    CHECK(ml_warm_up_count((int64_t)1 << 15) == ML_WARM_UP_MAX);
+    CHECK(ml_warm_up_count((int64_t)1 << 20) == 4);
     CHECK(ml_warm_up_count((int64_t)1 << 30) == ML_WARM_UP_MIN);
 
     char *send = malloc((size_t)1 << 20), *recv = malloc((size_t)1 << 20);
