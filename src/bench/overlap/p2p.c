@@ -446,20 +446,19 @@ static int map_runs(const overlap_t *o, const p2p_bench_t *b)
 
 /* ---- references ---------------------------------------------------------------------------- */
 
-/* Measures reference b at one size into t on the ranks taking part, under rule; on rank 0 returns
- * its median times scale (T_comm) and sets rel to the median's interval relative to the median
- * ({1, 1} when unknown). */
-static double reference_sample(overlap_t *o, const p2p_bench_t *b, int64_t size, double scale, ml_sample_t *t,
+/* Measures reference b at point pt (its size, no computation) into t on the ranks taking part,
+ * under rule; on rank 0 returns its median times scale (T_comm) and sets rel to the median's
+ * interval relative to the median ({1, 1} when unknown). */
+static double reference_sample(overlap_t *o, const p2p_bench_t *b, const p2p_point_t *pt, double scale, ml_sample_t *t,
                                const ml_stop_rule_t *rule, ml_stop_t *reason, double rel[2])
 {
-    p2p_point_t pt = make_point(o, b, size, 0);
     ml_sample_t comp = {0};
     double median = 0.0;
     ml_summary_t sum;
     rel[0] = rel[1] = 1.0;
     *reason = ML_STOP_CONTINUE;
-    if (takes_part(o, &pt))
-        *reason = run_point(o, b, &pt, t, &comp, NULL, rule);
+    if (takes_part(o, pt))
+        *reason = run_point(o, b, pt, t, &comp, NULL, rule);
     if (o->prog.rank == LEADER && ml_summarize(t->values, t->n, o->prog.stop_rule.ci_level, &sum) == 0) {
         median = sum.median * scale;
         if (sum.median > 0) {
@@ -468,7 +467,6 @@ static double reference_sample(overlap_t *o, const p2p_bench_t *b, int64_t size,
         }
     }
     ml_sample_free(&comp);
-    free_point(&pt);
     return median;
 }
 
@@ -483,9 +481,9 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
     ml_stop_rule_t rule_storage;
     const ml_stop_rule_t *rule = overlap_reference_rule(o, &rule_storage);
     ml_stop_t reason;
-    double median = reference_sample(o, b, size, scale, &t, rule, &reason, rel);
+    p2p_point_t pt = make_point(o, b, size, 0);
+    double median = reference_sample(o, b, &pt, scale, &t, rule, &reason, rel);
     if (o->prog.rank == LEADER && t.n > 0 && !ml_program_skip(&o->prog, key)) {
-        p2p_point_t pt = make_point(o, b, size, 0);
         ml_json_t j;
         ml_json_init(&j);
         ml_record_point_begin(&j, FAMILY, b->name, key);
@@ -502,8 +500,8 @@ static double measure_reference(overlap_t *o, const p2p_bench_t *b, int64_t size
             ml_json_double(&j, "lat0_ns", o->lat0_ns);
         ml_json_sample(&j, "sample", &t, rule, reason);
         ml_program_point_end(&o->prog, &j);
-        free_point(&pt);
     }
+    free_point(&pt);
     ml_sample_free(&t);
     ml_program_progress(&o->prog, key);
     return median;
@@ -589,12 +587,16 @@ static void measure_column_reference(overlap_t *o, const p2p_bench_t *b, int64_t
     if (b->measure == MINUS_LAT0 || ref->measure == MINUS_LAT0) {
         ml_sample_t lat0 = {0};
         ml_stop_t lat0_reason;
-        double lat0_ns = reference_sample(o, &ref_pingpong, 0, 0.5, &lat0, c->rule, &lat0_reason, lat0_rel);
+        p2p_point_t zero = make_point(o, &ref_pingpong, 0, 0);
+        double lat0_ns = reference_sample(o, &ref_pingpong, &zero, 0.5, &lat0, c->rule, &lat0_reason, lat0_rel);
         if (o->prog.rank == LEADER)
             o->lat0_ns = lat0_ns;
+        free_point(&zero);
         ml_sample_free(&lat0);
     }
-    c->t_comm_ns = reference_sample(o, ref, size, scale, &c->t, c->rule, &c->reason, c->rel);
+    p2p_point_t pt = make_point(o, ref, size, 0);
+    c->t_comm_ns = reference_sample(o, ref, &pt, scale, &c->t, c->rule, &c->reason, c->rel);
+    free_point(&pt);
 }
 
 static void map_key(const p2p_bench_t *b, int64_t size, int64_t compute_ns, char key[128])
@@ -602,16 +604,17 @@ static void map_key(const p2p_bench_t *b, int64_t size, int64_t compute_ns, char
     snprintf(key, 128, "%s/size_bytes=%" PRId64 "/compute_ns=%" PRId64, b->name, size, compute_ns);
 }
 
-/* Whether this rank measures any point of a map's column (a resumed file may have them all). */
+/* Whether this rank measures any point of a map's column (a resumed file may have them all). The
+ * ranks taking part are the same at every computation time. */
 static int column_to_measure(overlap_t *o, const p2p_bench_t *b, int64_t size)
 {
-    for (size_t c = 0; c < o->n_computes; c++) {
+    p2p_point_t pt = make_point(o, b, size, 0);
+    int part = takes_part(o, &pt);
+    free_point(&pt);
+    for (size_t c = 0; part && c < o->n_computes; c++) {
         char key[128];
         map_key(b, size, o->compute_values[c], key);
-        p2p_point_t pt = make_point(o, b, size, o->compute_values[c]);
-        int measured = !ml_program_skip(&o->prog, key) && takes_part(o, &pt);
-        free_point(&pt);
-        if (measured)
+        if (!ml_program_skip(&o->prog, key))
             return 1;
     }
     return 0;
