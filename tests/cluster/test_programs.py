@@ -4,6 +4,7 @@ cluster's agent, and in the batch script docs/cluster.md shows users; the meta r
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Dict, List
 
@@ -55,6 +56,16 @@ def test_program_across_nodes(cluster, flavour, launcher, program, tmp_path):
     cluster.run([*prefix, bin_dir(flavour) / f"mpilens-{program}", *QUICK[program],
                  "--output", output], cwd=tmp_path)
     check_results(output)
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_warm_up_pairs_every_rank_across_nodes(cluster, flavour, ranks, tmp_path):
+    """ml_warm_up (src/core/warmup.c), which mpilens-overlap and mpilens-progress run before they
+    measure: test_warm_up counts each pair's exchanges per size, here with the pairs split over
+    the nodes (3 ranks: one sits out each round of the tournament)."""
+    done = cluster.run([*cluster.srun(flavour, ranks=ranks, nodes=2),
+                        ROOT / "build" / flavour / "tests" / "test_warm_up_mpi"], cwd=tmp_path)
+    assert re.search(r"^passed", done.stdout + done.stderr, re.M), done.stdout + done.stderr
 
 
 def test_batch_job_script(cluster, flavour, tmp_path):
