@@ -302,7 +302,7 @@ static void kept_return(ml_pb_kept_t *k)
 /* Whether r's message may use a kept pair: nonblocking (a blocking call has the direction's
  * buffer), not persistent (its struct type is its own for its whole life), and a predefined type
  * (a derived type's handle may be freed and given to another type). */
-static int keeps_pair(const ml_req_t *r) { return !r->blocking && !r->persistent && type_info(r->type)->predefined; }
+static int keeps_pair(const ml_req_t *r) { return !r->blocking && !r->persistent && r->predefined; }
 
 /* The pb buffer of r: the direction's own for a blocking call, else one from the pool. */
 static void take_pb(ml_req_t *r)
@@ -318,7 +318,7 @@ static int take_pb_and_struct_type(ml_req_t *r, MPI_Datatype *wire_type)
     if (keeps_pair(r) && take_kept(r, wire_type))
         return MPI_SUCCESS;
     take_pb(r);
-    if (r->blocking && type_info(r->type)->predefined)
+    if (r->blocking && r->predefined)
         return cached_struct_type(r, wire_type);
     return struct_type(r->pb, r->buf, r->count, r->type, wire_type);
 }
@@ -451,11 +451,13 @@ static int staging_for(ml_req_t *r)
     return rc;
 }
 
-/* What every message needs known once: its payload's bytes, and whether they are contiguous. */
+/* What every message needs known once: its payload's bytes, whether they are contiguous and
+ * whether its type is predefined. */
 static void learn_payload(ml_req_t *r)
 {
     const type_info_t *info = type_info(r->type);
     r->contiguous = info->contiguous;
+    r->predefined = info->predefined;
     r->payload_bytes = (size_t)info->size * (size_t)(r->count > 0 ? r->count : 0);
 }
 
@@ -530,6 +532,22 @@ static MPI_Count status_bytes(const MPI_Status *status)
 #endif
 }
 
+/* Whether the operation of `status` was cancelled, read as MPI_Test_cancelled reads it where
+ * the structure is known: a call per received message otherwise (its argument checks cost more
+ * than the read). */
+static int status_cancelled(const MPI_Status *status)
+{
+#if defined(OPEN_MPI)
+    return status->_cancelled != 0;
+#elif defined(MPICH)
+    return status->count_hi_and_cancelled & 1;
+#else
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    return cancelled;
+#endif
+}
+
 static size_t received_bytes(const MPI_Status *status)
 {
     MPI_Count bytes = status_bytes(status);
@@ -591,10 +609,7 @@ static size_t unpack_message(ml_req_t *r, size_t total, const unsigned char **pb
 
 int ml_pb_recv_finish(ml_req_t *r, MPI_Status *status, int flags)
 {
-    int cancelled = 0;
-    if (flags & ML_FINISH_CANCELLABLE)
-        PMPI_Test_cancelled(status, &cancelled);
-    if (cancelled || status->MPI_SOURCE == MPI_PROC_NULL)
+    if (((flags & ML_FINISH_CANCELLABLE) && status_cancelled(status)) || status->MPI_SOURCE == MPI_PROC_NULL)
         return MPI_SUCCESS;
     size_t total = received_bytes(status), payload;
     const unsigned char *pb = r->pb;

@@ -85,6 +85,7 @@ typedef struct ml_pb_kept ml_pb_kept_t;
 struct ml_req {
     MPI_Request handle; /* what the user holds */
     size_t slot;        /* where in the table of records (requests.c) it was put last */
+    size_t home;        /* ... and the slot its handle hashes to */
     ml_req_kind_t kind;
     int persistent, active;
     int finished;           /* the layer's part is done (MPI_Request_get_status saw it complete) */
@@ -106,6 +107,7 @@ struct ml_req {
     int type_cached;      /* wire struct type from the cache: not the caller's to free */
     int staged;           /* the message went through `staging` (packed) */
     int contiguous;       /* ... copied by memcpy, as bytes, rather than packed */
+    int predefined;       /* `type` is predefined (a derived type's handle may be given to another) */
     size_t payload_bytes; /* count × the type's size (a receive: at most) */
     void *staging;
     size_t staging_size;
