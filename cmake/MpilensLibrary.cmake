@@ -11,15 +11,12 @@
 # project's VERSION and SOVERSION, installation into the `mpilens` export set (as mpilens::foo), and the
 # pkg-config file made from cmake/<NAME>.pc.in.
 include(CheckCCompilerFlag)
-# x86-64 GCC expands a fixed-size memset or copy of a few hundred bytes (a request record cleared
-# for each message) inline as `rep stos` / `rep movs`, whose start-up costs 15 ns on this
-# project's test machine where vector stores clear the same 240 bytes in 4 ns; a layer's hot path
-# asks for vector loops instead, calling the C library above 1 KiB.
-set(MPILENS_STRING_STRATEGY
-  -mmemset-strategy=vector_loop:1024:noalign,libcall:-1:noalign
-  -mmemcpy-strategy=vector_loop:1024:noalign,libcall:-1:noalign)
-string(REPLACE ";" " " strategy_flags "${MPILENS_STRING_STRATEGY}")
-check_c_compiler_flag("${strategy_flags}" MPILENS_HAS_STRING_STRATEGY)
+# x86-64 GCC expands a fixed-size memset of a few hundred bytes (a request record cleared for
+# each message) inline as `rep stos`, whose start-up costs 15 ns on this project's test machine
+# where vector stores clear the same 240 bytes in 4 ns; a layer's hot path asks for a vector loop
+# instead, calling the C library above 1 KiB.
+set(MPILENS_STRING_STRATEGY -mmemset-strategy=vector_loop:1024:noalign,libcall:-1:noalign)
+check_c_compiler_flag("${MPILENS_STRING_STRATEGY}" MPILENS_HAS_STRING_STRATEGY)
 
 function(mpilens_add_library)
   cmake_parse_arguments(L "LTO" "NAME;SPEC" "SOURCES;LINK;HEADERS" ${ARGN})
