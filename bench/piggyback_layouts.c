@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "piggyback_joined.h"
+
 /* MPICH defines MPI_STATUSES_IGNORE as the address 1, which GCC takes for an empty array. */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 
@@ -91,19 +93,6 @@ static void parse(bench_t *b, int argc, char **argv)
     }
 }
 
-/* The struct type an in-band method makes: PB bytes at `pb`, then n bytes at `buf`. */
-static MPI_Datatype joined(char *pb, char *buf, int n)
-{
-    MPI_Aint at[2];
-    MPI_Get_address(pb, &at[0]);
-    MPI_Get_address(buf, &at[1]);
-    int lengths[2] = {PB, n};
-    MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE}, t;
-    PMPI_Type_create_struct(2, lengths, at, types, &t);
-    PMPI_Type_commit(&t);
-    return t;
-}
-
 static int as_struct(const bench_t *b, enum layout layout)
 {
     return layout == STRUCT_BOTH || layout == (b->rank == 0 ? STRUCT_SEND : STRUCT_RECV);
@@ -148,7 +137,7 @@ static double bandwidth(bench_t *b, enum layout layout, int n, int iterations)
 {
     if (as_struct(b, layout))
         for (int k = 0; k < b->window; k++)
-            b->types[k] = joined(b->pbs + (size_t)k * PB, message_buffer(b, k), n);
+            b->types[k] = piggyback_joined(b->pbs + (size_t)k * PB, PB, message_buffer(b, k), n);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iterations; i++) {

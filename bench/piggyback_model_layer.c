@@ -14,6 +14,8 @@
  * request, found again at completion. */
 #include <mpi.h>
 
+#include "piggyback_joined.h"
+
 enum { MODEL_FROM = 4096, MODEL_RING = 64, PB = 4 };
 
 typedef struct {
@@ -35,13 +37,7 @@ static MPI_Datatype joined(int direction, const void *buf, int count)
         return e->type;
     if (e->buf)
         PMPI_Type_free(&e->type);
-    MPI_Aint at[2];
-    PMPI_Get_address(pbs[direction][k], &at[0]);
-    PMPI_Get_address(buf, &at[1]);
-    int lengths[2] = {PB, count};
-    MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE};
-    PMPI_Type_create_struct(2, lengths, at, types, &e->type);
-    PMPI_Type_commit(&e->type);
+    e->type = piggyback_joined(pbs[direction][k], PB, buf, count);
     e->buf = buf;
     e->count = count;
     return e->type;
