@@ -32,7 +32,7 @@ function(mpilens_add_library)
     # (nothing outside may replace them: exports.map keeps them inside); on a 1-byte message
     # every call shows (bench/layer_instructions).
     target_compile_options(${L_NAME} PRIVATE -fno-semantic-interposition)
-    set_property(TARGET ${L_NAME} PROPERTY INTERPROCEDURAL_OPTIMIZATION TRUE)
+    set_property(TARGET ${L_NAME} PROPERTY INTERPROCEDURAL_OPTIMIZATION ${MPILENS_LTO})
     if(MPILENS_HAS_STRING_STRATEGY) # at link time too: code is generated there under LTO
       target_compile_options(${L_NAME} PRIVATE ${MPILENS_STRING_STRATEGY})
       target_link_options(${L_NAME} PRIVATE ${MPILENS_STRING_STRATEGY})
