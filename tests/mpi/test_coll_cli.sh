@@ -76,8 +76,11 @@ measure() {
 }
 
 # At 2 ranks every reference algorithm is the same single hop from the root to rank 1: one is enough.
-algos=linear,backward,binomial fan_algos=linear,backward,binomial,flat
-[ "$np" = 2 ] && algos=linear fan_algos=linear
+# Allreduce (a reduce, then the broadcast) through a chain and a tree: its truths are the
+# broadcast's, which bcast checks for every algorithm, and at 4 ranks each allreduce algorithm costs
+# 10 to 15 s of make test's serial time.
+algos=linear,backward,binomial fan_algos=linear,backward,binomial,flat allreduce_algos=linear,binomial
+[ "$np" = 2 ] && algos=linear fan_algos=linear allreduce_algos=linear
 measure bcast "$np" "truth order growth estimators" "${truth_args[@]}" --op bcast --algo "$algos" \
   --method rounds,barrier-dissem,ack,oli
 if [ "$np" -le 4 ]; then
@@ -86,7 +89,8 @@ if [ "$np" -le 4 ]; then
   measure mean "$np" "truth estimators" "${truth_args[@]}" --estimator mean --op bcast --algo linear \
     --method ack,oli
   measure flat "$np" "truth remedy" "${truth_args[@]}" --op bcast --algo flat --method oli
-  measure fan "$np" truth "${truth_args[@]}" --op reduce,allreduce --algo "$fan_algos" --method oli
+  measure fan "$np" truth "${truth_args[@]}" --op reduce --algo "$fan_algos" --method oli
+  measure allreduce "$np" truth "${truth_args[@]}" --op allreduce --algo "$allreduce_algos" --method oli
   measure library "$np" complete --algo library --block 5 --reps 2
 fi
 if [ "$np" -ge 4 ]; then
