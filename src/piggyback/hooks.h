@@ -34,13 +34,13 @@ int ml_pb_imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, 
 /* isendrecv.c: MPI-4's non-blocking Sendrecv, a pair of requests behind a generalized one */
 /* Drives the two requests of pair `r` (a REQ_PAIR record): blocks until both are done when
  * wait, else tests them; completes the program's request once both are done. */
-void ml_pb_pair_drive(ml_req_t *r, int wait);
+void ml_pb_pair_drive(ml_req_t *r, int wait) ML_RARE;
 /* The requests of pair `r` not yet complete, as pointers into the pair (at most 2): a blocking
  * call among pairs waits for them in MPI beside the program's own (complete.c). */
-int ml_pb_pair_pending(ml_req_t *r, MPI_Request *pending[2]);
+int ml_pb_pair_pending(ml_req_t *r, MPI_Request *pending[2]) ML_RARE;
 /* MPI completed the pair's request `*request` (one ml_pb_pair_pending gave) with `status` and
  * left `handle` in its place: the pair takes it, and the request's record does its part. */
-void ml_pb_pair_completed(ml_req_t *r, MPI_Request *request, MPI_Request handle, MPI_Status *status);
+void ml_pb_pair_completed(ml_req_t *r, MPI_Request *request, MPI_Request handle, MPI_Status *status) ML_RARE;
 #if MPI_VERSION >= 4
 int ml_pb_isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request);

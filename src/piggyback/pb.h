@@ -23,6 +23,15 @@
 #include "mpilens/piggyback.h"
 #include "next.h"
 
+/* Out of line. Each wrapper that replaces an MPI call is flattened (src/wrap/generate_wrappers.py):
+ * what it calls is inlined into it, so that the common path makes no call. Left alone, that copied
+ * the whole layer into each of its 37 entry points: a 3.9 MB library whose link-time optimisation
+ * took 24 of the 42 s of a build. Functions of paths a message takes only under the separate
+ * method, or rarely (MPI_Isendrecv's pairs, requests freed while active, a cancelled send, the
+ * layer's own buffered copies), stay calls: a few instructions where they run, none elsewhere. */
+#define ML_OUT_OF_LINE __attribute__((noinline))
+#define ML_RARE __attribute__((noinline, cold))
+
 typedef enum { PB_PACK, PB_DATATYPE, PB_SEPARATE } ml_pb_mechanism_t;
 typedef enum { PB_BEFORE, PB_AFTER } ml_pb_place_t;
 
@@ -65,7 +74,7 @@ void ml_pb_drivers_init(MPI_Comm world);
 void ml_pb_drivers_finalize(MPI_Comm world);
 /* A send to (dest, tag, comm) whose pb was `pb` was cancelled, pb and all: the check driver
  * gives its sequence number to the stream's next message, so that the receiver sees no gap. */
-void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm);
+void ml_pb_drivers_withdrawn(const void *pb, int dest, int tag, MPI_Comm comm) ML_RARE;
 /* Whether withdrawn has anything to do: the check driver numbers each stream's messages. */
 int ml_pb_drivers_number_streams(void);
 /* An operation names `comm` (a valid handle): the check driver learns which communicator the
@@ -137,9 +146,9 @@ void ml_req_remove(ml_req_t *r);
 /* Frees the record and what it owns (buffers, types). */
 void ml_req_free(ml_req_t *r);
 /* Frees a pair's memory (isendrecv.c); NULL does nothing. */
-void ml_pb_pair_free(ml_pair_t *pair);
+void ml_pb_pair_free(ml_pair_t *pair) ML_RARE;
 /* The record of the request at `request` inside pair `r` (isendrecv.c), or NULL. */
-ml_req_t *ml_pb_pair_record(ml_req_t *r, const MPI_Request *request);
+ml_req_t *ml_pb_pair_record(ml_req_t *r, const MPI_Request *request) ML_RARE;
 
 /* Pooled byte buffers: staging for packed messages, pb bytes. */
 void *ml_pb_buffer_get(size_t bytes);
@@ -204,11 +213,11 @@ void ml_pb_separate_finalize(void);
 MPI_Comm ml_pb_shadow(MPI_Comm comm);
 /* A receive is posted (or started): it joins its communicator's list in post order, and one
  * naming its source and tag posts a receive of its stream's next pb at once. */
-void ml_pb_separate_posted(ml_req_t *r);
+void ml_pb_separate_posted(ml_req_t *r) ML_OUT_OF_LINE;
 /* A blocking receive from (source, tag) is about to be posted: the same early pb receive, if it
  * names both; withdrawn with unexpect when the receive failed. */
-void ml_pb_separate_expect(MPI_Comm comm, int source, int tag);
-void ml_pb_separate_unexpect(MPI_Comm comm, int source, int tag);
+void ml_pb_separate_expect(MPI_Comm comm, int source, int tag) ML_OUT_OF_LINE;
+void ml_pb_separate_unexpect(MPI_Comm comm, int source, int tag) ML_OUT_OF_LINE;
 /* Whether pb messages go after their payload ("separate-after"). */
 static inline int ml_pb_separate_after(void)
 {
@@ -217,34 +226,34 @@ static inline int ml_pb_separate_after(void)
 /* A receive completed with `status`: pairs it (and every earlier receive that could have taken
  * a message of the same stream) with its pb, then consumes it. Also for a receive that was not
  * recorded (blocking MPI_Recv): pass r = NULL and the communicator. */
-void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status);
+void ml_pb_separate_completed(ml_req_t *r, MPI_Comm comm, MPI_Status *status) ML_OUT_OF_LINE;
 /* A message matched by MPI_(I)mprobe: paired (and its pb consumed) at once, since matching is
  * what orders a stream. */
-void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status);
+void ml_pb_separate_matched(MPI_Comm comm, MPI_Status *status) ML_OUT_OF_LINE;
 /* separate-after: a probe matched the next message of stream (source, tag), whose pb comes only
  * once the message is received: claims the stream's next pb receive for it (separate.c says
  * why); NULL when the method carries no pb. take_claimed waits for that pb and consumes it, once
  * the message was received with `status`. */
-void *ml_pb_separate_claim(MPI_Comm comm, int source, int tag);
-void ml_pb_separate_take_claimed(void *claim, MPI_Comm comm, const MPI_Status *status);
+void *ml_pb_separate_claim(MPI_Comm comm, int source, int tag) ML_OUT_OF_LINE;
+void ml_pb_separate_take_claimed(void *claim, MPI_Comm comm, const MPI_Status *status) ML_OUT_OF_LINE;
 /* Sends the pb message of a send to `dest`: held by the send's record `owner` until the send
  * completes (the program may cancel it, and its pb message must then go too), or, with no owner
  * (a blocking send), left in flight at once. */
-void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes, ml_req_t *owner);
+void ml_pb_separate_send(int dest, int tag, MPI_Comm comm, size_t payload_bytes, ml_req_t *owner) ML_OUT_OF_LINE;
 /* The send of record `r` completed (`cancelled`: the program cancelled it): its pb message is
  * left in flight, or cancelled too. */
-void ml_pb_separate_send_done(ml_req_t *r, int cancelled);
+void ml_pb_separate_send_done(ml_req_t *r, int cancelled) ML_OUT_OF_LINE;
 /* A REQ_COMM request completed: its communicator (at r->buf) gets the shadow started with it. */
-void ml_pb_separate_comm_done(ml_req_t *r);
+void ml_pb_separate_comm_done(ml_req_t *r) ML_OUT_OF_LINE;
 
 /* ---- the layer's own sends in flight (in_flight.c) -------------------------------------------- */
 
 /* How many: completion calls poll only when there are some. */
 extern size_t ml_pb_n_in_flight;
 /* A send of the layer's own, whose pooled `buffer` is released once it is done. */
-void ml_pb_in_flight_add(MPI_Request request, void *buffer);
+void ml_pb_in_flight_add(MPI_Request request, void *buffer) ML_OUT_OF_LINE;
 /* Those done released (`wait`: all, waited for). */
-void ml_pb_in_flight_poll(int wait);
+void ml_pb_in_flight_poll(int wait) ML_OUT_OF_LINE;
 /* At MPI_Finalize: every one waited for. */
 void ml_pb_in_flight_finalize(void);
 
@@ -260,8 +269,8 @@ void ml_pb_complete(ml_req_t *r, MPI_Status *status, int status_seen);
 void ml_pb_completing(ml_req_t *r, MPI_Status *status);
 /* Requests the user freed while active: finished when they complete (tested at each completion
  * call), and waited for at MPI_Finalize. */
-void ml_pb_zombie_add(ml_req_t *r);
-void ml_pb_zombies_poll(int wait);
+void ml_pb_zombie_add(ml_req_t *r) ML_RARE;
+void ml_pb_zombies_poll(int wait) ML_RARE;
 
 /* ---- the message a matched probe returned, until its receive (wrap_recv.c) -------------------- */
 

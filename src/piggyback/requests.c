@@ -215,7 +215,8 @@ void ml_req_free(ml_req_t *r)
         PMPI_Type_free(&r->wire_type);
     if (r->type_held)
         PMPI_Type_free(&r->type);
-    ml_pb_pair_free(r->pair);
+    if (r->pair)
+        ml_pb_pair_free(r->pair);
     r->pending_next = spare_records;
     spare_records = r;
 }
