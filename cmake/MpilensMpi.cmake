@@ -79,8 +79,16 @@ function(mpilens_add_mpi_test)
     set(command ${T_SCRIPT} ${T_ARGS} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_PREFLAGS})
   endif()
   add_test(NAME ${test_name} COMMAND ${command})
+  # ctest starts the costliest first: the scripts (a program launched tens of times, up to a minute
+  # and more at 4 ranks) before the programs (seconds), the 4-rank ones first, so that no long
+  # script starts last and runs on alone at the end of a parallel run.
+  if(T_SCRIPT)
+    math(EXPR cost "10 * ${T_NP}")
+  else()
+    set(cost ${T_NP})
+  endif()
   set_tests_properties(${test_name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${MPILENS_MPI_FLAVOUR}"
-                                               ENVIRONMENT "${MPILENS_TEST_ENV};${T_ENV}")
+                                               ENVIRONMENT "${MPILENS_TEST_ENV};${T_ENV}" COST ${cost})
   if(T_TIMED)
     mpilens_timed_test(${test_name})
   endif()
