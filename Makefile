@@ -40,11 +40,11 @@ ctest_select_openmpi5 := -E 'mpi\.(sanity_cli|overlap_cli|coll_cli|piggyback_cli
 # program at 2 and 4 ranks, and keeps within its 35 minutes.
 ctest_select_openmpi := -E '^mpi\.coll_cli\.np8$$'
 ctest_select_mpich := $(ctest_select_openmpi)
-# Tests at a time. Open MPI's ranks yield while they wait (4.1 and 5 when oversubscribed; Intel
-# MPI's too): its stage kept the 2 cores 58% busy with 2 tests at once, and takes 10% less time
-# with 3. MPICH 4.0's ranks spin (1000 barriers of 4 ranks take 8 s here, Open MPI's 4 ms), so
-# its stage and the sanitizer's (MPICH too) stay at 2. Tests that time things run alone anyway
-# (cmake/MpilensMpi.cmake, mpilens_timed_test).
+# Tests at a time. With 2 at once, /proc/stat showed the 2 cores 58% busy through test-openmpi
+# (test-openmpi5 44%, test-impi 42%: their ranks wait without spinning), and test-openmpi takes
+# about 10% less time with 3. MPICH 4.0's ranks spin (1000 barriers of 4 ranks take 8 s here,
+# Open MPI's 4 ms): its stage (82% busy) and the sanitizer's (MPICH too, 89%) stay at 2. Tests
+# that time things run alone anyway (cmake/MpilensMpi.cmake, mpilens_timed_test).
 ctest_jobs = $(or $(ctest_jobs_$*),2)
 ctest_jobs_openmpi := 3
 ctest_jobs_openmpi5 := 3

@@ -60,7 +60,7 @@ for program in calls buffered conformance; do
   check_calls "${program}_none" none
   sizes=(24 4096)
   # its cases are of call sequences, not of pb sizes; a pb's size is each message's own, which
-  # more ranks do not change, so the large one is checked at 2 ranks (a minute of MPICH at 4)
+  # more ranks do not change, so the large one is checked at 2 ranks
   [ "$program" = conformance ] || [ "$np" != 2 ] && sizes=(24)
   for method in pack-before pack-after datatype-before datatype-after separate separate-after auto; do
     for pb_size in "${sizes[@]}"; do
