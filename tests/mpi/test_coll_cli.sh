@@ -8,7 +8,9 @@
 # - the flat broadcast breaks the method's assumption: its ranks are detected and remedied;
 # - reduce and allreduce per destination, and --fast, against the same truths;
 # - the library's operation through every method, with the OSU and IMB figures;
-# - --estimator mean (the seed's) against the same truth, both estimates recorded on every point.
+# - --estimator mean (the seed's) against the same truth, both estimates recorded on every point;
+# - spinning ranks whose cores are taken are recorded as off their cores, and their truths are not
+#   judged then.
 # usage: test_coll_cli.sh PROGRAM NP FLAVOUR LAUNCHER [LAUNCHER ARGS...]
 set -u
 flavour=$3
@@ -95,6 +97,33 @@ if [ "$np" -le 4 ]; then
 fi
 if [ "$np" -ge 4 ]; then
   measure fast "$np" "truth fast" "${truth_args[@]}" --op bcast --algo linear,binomial --method oli --fast
+fi
+
+# The busy machine is told, not judged: with a process spinning on every core beside the 2 spinning
+# ranks, the scheduler shares each core between its spinners and a rank runs about half of the
+# time. Every point records a rank off its core well above a quiet machine's few % (its host's
+# steal), and check_coll.py must pass the truths or refuse to judge them (exit 3), never fail them.
+if [ "$np" = 2 ]; then
+  hogs=()
+  for ((i = 0; i < $(nproc); i++)); do
+    (while :; do :; done) &
+    hogs+=($!)
+  done
+  run hogged "$np" "${truth_args[@]}" --op reduce --algo linear --method oli --output "$work/hogged.jsonl"
+  kill "${hogs[@]}"
+  wait "${hogs[@]}" 2>/dev/null
+  judge hogged truth 2>"$work/hogged.judged"
+  case $? in
+    0 | 3) ;;
+    *) fail "hogged: truths judged on a machine with every core taken: $(cat "$work/hogged.judged")" ;;
+  esac
+  python3 - "$work/hogged.jsonl" <<'PY' || fail "hogged: the ranks' lost cores are not recorded"
+import json, sys
+points = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "point"]
+off = [p["stats"].get("off_core_share") for p in points]
+print(f"hogged: off-core shares {off}", file=sys.stderr)
+sys.exit(0 if points and all(v is not None and v >= 0.2 for v in off) else 1)
+PY
 fi
 
 [ "$failures" = 0 ] && [ "${#busy[@]}" -gt 0 ] && {

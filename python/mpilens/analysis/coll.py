@@ -64,6 +64,11 @@ SAME = 0.05
 DEFAULT_RSD = 0.03
 # Block results scattered beyond this make a point's estimate doubtful.
 NOISY_RSD = 0.10
+# Spinning ranks off their cores more than this share of a point's time (the machine's other
+# processes, or its host: stats.off_core_share) were busy waiting for a core, not for messages:
+# a quiet virtual machine here loses up to 7% to its host; another process spinning on the cores,
+# 30% to 50%, and puts oli 30% to 230% above the truth.
+OFF_CORE_LIMIT = 0.10
 
 # Why a method misses OL, when it misses it the way it is known to (seed 003, section 3).
 BELOW_REASONS = {
@@ -763,6 +768,36 @@ def _quality_sentences(run: Run) -> List[str]:
     return [sentence]
 
 
+def _off_core_sentences(run: Run) -> List[str]:
+    off = sorted(
+        (
+            (share, point)
+            for point in run.points
+            if (share := record_number(point["stats"].get("off_core_share"))) is not None
+        ),
+        key=lambda entry: -entry[0],
+    )
+    busy = [(share, point) for share, point in off if share > OFF_CORE_LIMIT]
+    if not busy:
+        return []
+    share, worst = busy[0]
+    config = config_of(worst)
+    name = f"{method_of(worst)} on {config.op}/{config.algo}" if config else worst["key"]
+    steal = record_number(worst["stats"].get("steal_share"))
+    host = (
+        f"; the host of the virtual machine took {percent(steal)} of its CPU time"
+        if steal is not None and steal >= 0.01
+        else ""
+    )
+    return [
+        f"warning: {len(busy)} of {len(off)} points {'was' if len(busy) == 1 else 'were'} "
+        "measured while a spinning rank was "
+        f"off its core more than {percent(OFF_CORE_LIMIT)} of the time (worst {name} at "
+        f"{ranks_of(worst)} ranks: {percent(share)}{host}): their latencies include waits for a "
+        "core; rerun on a quieter machine"
+    ]
+
+
 # The mean of a point's blocks this far above their median: a few operations much longer than
 # the rest (a rank that lost its core) decide the mean.
 ESTIMATORS_APART = 0.10
@@ -937,6 +972,7 @@ def diagnose(run: Run) -> List[str]:
         + _fastest_sentences(found, names)
         + _estimator_sentences(found, names)
         + _quality_sentences(run)
+        + _off_core_sentences(run)
         + _skip_sentences(run)
     )
 

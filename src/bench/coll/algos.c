@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "coll.h"
+#include "oncore.h"
 
 const char *const coll_op_names[N_OPS] = {"bcast", "reduce", "allreduce"};
 const char *const coll_algo_names[N_ALGOS] = {"library", "linear", "backward", "binomial", "flat"};
@@ -28,12 +29,17 @@ const char *const coll_algo_names[N_ALGOS] = {"library", "linear", "backward", "
 /* A sleeping hop delay spins its last part: sleeps overshoot by tens of microseconds. */
 #define SPIN_TAIL_NS 100000
 
+/* Time this rank slept in coll_nap since coll_conditions_start: not counted as time off its core. */
+static int64_t napped_ns;
+
 void coll_nap(int64_t ns)
 {
     if (ns <= 0)
         return;
     struct timespec t = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    int64_t start = ml_clock_ns();
     nanosleep(&t, NULL);
+    napped_ns += ml_clock_ns() - start;
 }
 
 void coll_wait(const coll_t *o, MPI_Request *request, MPI_Status *status)
@@ -65,18 +71,34 @@ void coll_recv(const coll_t *o, void *buf, int count, int source, int tag, MPI_C
     coll_wait(o, &r, status);
 }
 
-/* The delays this rank applied since coll_delays_reset: a delay ends late when the rank is not
- * running at its end (ranks sharing cores, a busy machine), and the true latency is then that of
- * the delays applied, not of the one asked for. */
+/* What this rank had since coll_conditions_start: the hop delays it applied (a delay ends late
+ * when the rank is not running at its end, and the true latency is then that of the delays
+ * applied, not of the one asked for), and how much of the time it did not sleep it ran. */
 static double delays_sum_ns, delays_count;
+static ml_oncore_t conditions_start;
 
-void coll_delays_reset(void) { delays_sum_ns = delays_count = 0; }
-
-double coll_delays_mean(const coll_t *o)
+void coll_conditions_start(void)
 {
-    double mine[2] = {delays_sum_ns, delays_count}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, o->ctl);
-    return all[1] > 0 ? all[0] / all[1] : NAN;
+    delays_sum_ns = delays_count = 0;
+    napped_ns = 0;
+    ml_oncore_start(&conditions_start);
+}
+
+coll_conditions_t coll_conditions_end(const coll_t *o)
+{
+    /* off-core and steal as their maximum over the ranks, -1 where unknown (MPI_MAX over NaN is
+     * not defined) */
+    double off_core, steal;
+    ml_oncore_since(&conditions_start, napped_ns, &off_core, &steal);
+    double sums[2] = {delays_sum_ns, delays_count},
+           maxima[2] = {o->wait == WAIT_SPIN ? off_core : -1, isnan(steal) ? -1 : steal};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, o->ctl);
+    MPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, o->ctl);
+    return (coll_conditions_t){
+        .hop_delay_ns = sums[1] > 0 ? sums[0] / sums[1] : NAN,
+        .off_core = maxima[0] >= 0 ? maxima[0] : NAN,
+        .steal = maxima[1] >= 0 ? maxima[1] : NAN,
+    };
 }
 
 /* The hop delay before a reference algorithm's send. Spinning is exact when the rank has a core;

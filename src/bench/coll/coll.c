@@ -164,22 +164,32 @@ static void write_truth(coll_t *o, ml_json_t *j, const coll_point_t *pt, double 
     free(truth);
 }
 
+/* The point's time, how much of it the ranks ran (null where unknown, or where sleeping ranks
+ * make not running the point) and its truth. */
+static void write_time(coll_t *o, ml_json_t *j, const coll_point_t *pt, int64_t elapsed_ns, const coll_conditions_t *c,
+                       int per_rank)
+{
+    ml_json_int(j, "elapsed_ns", elapsed_ns);
+    ml_json_double(j, "off_core_share", c->off_core);
+    ml_json_double(j, "steal_share", c->steal);
+    write_truth(o, j, pt, c->hop_delay_ns, per_rank);
+}
+
 /* The end of a method's point measured in blocks: their spread, count and time, the truth, the
  * sample; then the record is written. */
 static void end_blocks_point(coll_t *o, ml_json_t *j, const coll_point_t *pt, const ml_sample_t *blocks,
-                             int64_t elapsed_ns, ml_stop_t reason, double actual_delay_ns, int oli)
+                             int64_t elapsed_ns, ml_stop_t reason, const coll_conditions_t *c, int oli)
 {
     ml_stop_rule_t rule = sample_rule(o);
     ml_json_double(j, "rsd", coll_rsd(blocks->values, blocks->n));
     ml_json_int(j, "blocks", (int64_t)blocks->n);
-    ml_json_int(j, "elapsed_ns", elapsed_ns);
-    write_truth(o, j, pt, actual_delay_ns, oli);
+    write_time(o, j, pt, elapsed_ns, c, oli);
     ml_json_sample(j, "sample", blocks, &rule, reason);
     ml_program_point_end(&o->prog, j);
 }
 
 static void write_method(coll_t *o, const coll_point_t *pt, const char *method, const char *key, const coll_result_t *r,
-                         double actual_delay_ns)
+                         const coll_conditions_t *c)
 {
     if (o->prog.rank != 0)
         return;
@@ -188,12 +198,13 @@ static void write_method(coll_t *o, const coll_point_t *pt, const char *method, 
     ml_json_double(&j, "latency_ns", coll_estimate(r->blocks.values, r->blocks.n, o->estimator));
     for (int k = 0; k < COLL_ESTIMATORS; k++)
         write_estimate(&j, "latency", (coll_estimator_t)k, coll_estimate(r->blocks.values, r->blocks.n, k));
-    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, actual_delay_ns, 0);
+    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, c, 0);
 }
 
 /* What OSU (mean over ranks of each rank's mean local time) and IMB (the largest of them) would
  * report, from the runs of the barrier method with the library's barrier: the loop both run. */
-static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const coll_result_t *r, double actual_delay_ns)
+static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const coll_result_t *r,
+                                     const coll_conditions_t *c)
 {
     int np = o->prog.size;
     static const char *const names[] = {"osu", "imb"};
@@ -210,15 +221,15 @@ static void write_local_time_methods(coll_t *o, const coll_point_t *pt, const co
             begin_point(o, &j, pt, names[m], key, "barrier");
             ml_json_double(&j, "latency_ns", m == 0 ? sum / np : max);
             doubles(&j, "per_rank_local_ns", r->local_ns, np);
-            ml_json_int(&j, "elapsed_ns", r->elapsed_ns);
-            write_truth(o, &j, pt, actual_delay_ns, 0);
+            write_time(o, &j, pt, r->elapsed_ns, c, 0);
             ml_program_point_end(&o->prog, &j);
         }
         ml_program_progress(&o->prog, key);
     }
 }
 
-static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const coll_oli_t *r, double actual_delay_ns)
+static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const coll_oli_t *r,
+                      const coll_conditions_t *c)
 {
     if (o->prog.rank != 0)
         return;
@@ -252,7 +263,7 @@ static void write_oli(coll_t *o, const coll_point_t *pt, const char *key, const 
         ranks_where(&j, "audited_ranks", r->measured, np, 1);
         doubles(&j, "cheap_ns", r->cheap, np);
     }
-    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, actual_delay_ns, 1);
+    end_blocks_point(o, &j, pt, &r->blocks, r->elapsed_ns, r->reason, c, 1);
 }
 
 /* ---- the plan -------------------------------------------------------------------------------- */
@@ -274,7 +285,7 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
     coll_result_t r;
     memset(&r, 0, sizeof r);
     int rc;
-    coll_delays_reset();
+    coll_conditions_start();
     if (strcmp(method, "sendlat") == 0)
         rc = coll_sendlat(o, pt, &r);
     else if (strncmp(method, "rounds", 6) == 0)
@@ -283,7 +294,8 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
         rc = coll_barrier_method(o, pt, method, &r);
     else
         rc = coll_ack(o, pt, &r);
-    double value = NAN, actual_delay = coll_delays_mean(o);
+    double value = NAN;
+    coll_conditions_t conditions = coll_conditions_end(o);
     if (rc != 0) {
         char text[160];
         snprintf(text, sizeof text, "%s: %s has no root to rotate; not measured", method, coll_op_names[pt->op]);
@@ -292,12 +304,12 @@ static double run_method(coll_t *o, const coll_point_t *pt, const char *method, 
         if (o->prog.rank == 0 && r.blocks.n > 0)
             value = coll_estimate(r.blocks.values, r.blocks.n, o->estimator);
         if (record)
-            write_method(o, pt, method, key, &r, actual_delay);
+            write_method(o, pt, method, key, &r, &conditions);
     }
     if (record)
         ml_program_progress(&o->prog, key);
     if (record && rc == 0 && strcmp(method, "barrier") == 0)
-        write_local_time_methods(o, pt, &r, actual_delay);
+        write_local_time_methods(o, pt, &r, &conditions);
     coll_result_free(&r);
     return value;
 }
@@ -334,9 +346,10 @@ static void run_pair(coll_t *o, const coll_point_t *pt)
         if (pt->op == OP_BCAST && !have_gap)
             gap = run_method(o, pt, "sendlat", 0);
         coll_oli_t r;
-        coll_delays_reset();
+        coll_conditions_start();
         coll_oli(o, pt, gap, &r);
-        write_oli(o, pt, key, &r, coll_delays_mean(o));
+        coll_conditions_t conditions = coll_conditions_end(o);
+        write_oli(o, pt, key, &r, &conditions);
         coll_oli_free(&r);
     }
     ml_program_progress(&o->prog, key);

@@ -73,10 +73,16 @@ void coll_barrier_dissemination(const coll_t *o);
 void coll_block_barrier(const coll_t *o);
 /* Sleeps about ns nanoseconds (not timed; for settling). */
 void coll_nap(int64_t ns);
-/* Hop delays actually applied: reset on every rank, then (collective) their mean over all ranks,
- * NAN when none was applied. */
-void coll_delays_reset(void);
-double coll_delays_mean(const coll_t *o);
+/* What the ranks really had while a point was measured (the truths are judged by it). */
+typedef struct {
+    double hop_delay_ns; /* the mean hop delay the ranks applied; NAN when none was */
+    double off_core;     /* under --wait spin, the largest share of the time a rank did not run
+                            (ml_oncore_since); NAN when ranks sleep, where not running is the point */
+    double steal;        /* the largest share of its machine's CPU time a rank's host took; NAN unknown */
+} coll_conditions_t;
+/* Starts counting, on every rank; then (collective) what was counted. */
+void coll_conditions_start(void);
+coll_conditions_t coll_conditions_end(const coll_t *o);
 
 /* ---- methods.c ---- */
 typedef struct {
