@@ -100,16 +100,22 @@ if [ "$np" -ge 4 ]; then
 fi
 
 # The busy machine is told, not judged: with a process spinning on every core beside the 2 spinning
-# ranks, the scheduler shares each core between its spinners and a rank runs about half of the
-# time. Every point records a rank off its core well above a quiet machine's few % (its host's
-# steal), and check_coll.py must pass the truths or refuse to judge them (exit 3), never fail them.
+# ranks (--wait spin, whatever the cores), the scheduler shares each core between its spinners and
+# a rank runs about half of the time. Every point records a rank off its core well above a quiet
+# machine's few % (its host's steal), and check_coll.py must pass the truths or refuse to judge
+# them (exit 3), never fail them. Each spinner ends by itself after a minute (the run takes
+# seconds), should this script be killed before it stops them.
 if [ "$np" = 2 ]; then
   hogs=()
   for ((i = 0; i < $(nproc); i++)); do
-    (while :; do :; done) &
+    (
+      end=$((SECONDS + 60))
+      while ((SECONDS < end)); do :; done
+    ) &
     hogs+=($!)
   done
-  run hogged "$np" "${truth_args[@]}" --op reduce --algo linear --method oli --output "$work/hogged.jsonl"
+  run hogged "$np" --hop-delay "$delay" --block 10 --reps 3 --wait spin --op reduce --algo linear --method oli \
+    --output "$work/hogged.jsonl"
   kill "${hogs[@]}"
   wait "${hogs[@]}" 2>/dev/null
   judge hogged truth 2>"$work/hogged.judged"
