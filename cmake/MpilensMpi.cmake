@@ -97,8 +97,9 @@ endfunction()
 # make test runs ctest two or three tests at a time (Makefile, ctest_jobs: MPI launches spend much
 # of their time waiting). A test whose checks depend on time (a ground truth in milliseconds, a
 # clock offset within a round trip, a transfer during a computation) must have the machine to
-# itself; and when it shows that the machine was too busy to judge (its own sleeps overslept), it
-# exits 77 with the reason, which ctest reports as skipped rather than passed or failed.
+# itself; and when it shows that the machine was too busy to judge (its own sleeps overslept, its
+# ranks lost their cores), it exits 77 with the reason, which ctest reports as skipped rather than
+# passed or failed.
 function(mpilens_timed_test name)
   set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 endfunction()

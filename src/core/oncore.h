@@ -4,8 +4,8 @@
  * is taken from it: by another process of the machine (the scheduler preempts it) or by the host
  * of a virtual machine (steal time, which Linux leaves out of a thread's CPU time as of the
  * scheduler's paravirtual clock). Timings that such a thread makes are only as good as the share
- * it ran: a rank that waits for its core adds that wait to every latency it times (seed 003's
- * hop-delay truths were 30% to 230% off with a third of the cores taken). Linux only:
+ * it ran: a rank that waits for its core adds that wait to every latency it times (one process
+ * spinning beside 2 ranks on 2 cores put seed 003's hop-delay truths 48% to 58% off). Linux only:
  * CLOCK_THREAD_CPUTIME_ID and /proc/stat. No MPI calls. */
 #ifndef MPILENS_CORE_ONCORE_H
 #define MPILENS_CORE_ONCORE_H

@@ -173,10 +173,10 @@ def busy_reason():
     overslept = max(p["stats"]["hop_delay_actual_ns"] / p["params"]["hop_delay_ns"] for p in olis)
     if overslept > BUSY:
         return f"hop delays overslept by {overslept - 1:.0%}, above {BUSY - 1:.0%}"
-    off = [(s, p["key"]) for p in points if (s := p["stats"].get("off_core_share")) is not None]
+    off = [(s, p["key"], p["stats"].get("steal_share")) for p in points
+           if (s := p["stats"].get("off_core_share")) is not None]
     if off and max(off)[0] > OFF_CORE:
-        share, key = max(off)
-        steal = next(p["stats"].get("steal_share") for p in points if p["key"] == key)
+        share, key, steal = max(off)
         host = f"; its host took {steal:.0%} of the machine's CPU time" if steal else ""
         return f"a spinning rank was off its core {share:.0%} of {key}'s time, above {OFF_CORE:.0%}{host}"
     stolen = [(s, p["key"]) for p in points if (s := p["stats"].get("steal_share")) is not None]

@@ -776,15 +776,23 @@ def _lost_core(point: Record) -> Tuple[Optional[float], Optional[float]]:
 
 
 def _off_core_sentences(run: Run) -> List[str]:
-    recorded = [p for p in run.points if any(v is not None for v in _lost_core(p))]
+    recorded = [
+        (p, off, steal)
+        for p in run.points
+        for off, steal in [_lost_core(p)]
+        if off is not None or steal is not None
+    ]
     busy = sorted(
-        (p for p in recorded if any(v is not None and v > OFF_CORE_LIMIT for v in _lost_core(p))),
-        key=lambda p: -max(v for v in _lost_core(p) if v is not None),
+        (
+            (max(v for v in (off, steal) if v is not None), p, off, steal)
+            for p, off, steal in recorded
+            if any(v is not None and v > OFF_CORE_LIMIT for v in (off, steal))
+        ),
+        key=lambda entry: -entry[0],
     )
     if not busy:
         return []
-    worst = busy[0]
-    off, steal = _lost_core(worst)
+    _, worst, off, steal = busy[0]
     config = config_of(worst)
     name = f"{method_of(worst)} on {config.op}/{config.algo}" if config else worst["key"]
     found = []
