@@ -57,6 +57,11 @@ def test_coll_under_a_hop_delay_finds_the_truth(cluster, flavour, tmp_path):
                      "--reps", "3", "--output", output], cwd=tmp_path)
         assert meta_of(output)["options"]["wait"] == "auto"
         assert all(point["params"]["wait"] == "sleep" for point in points_of(output))
+        # sleeping ranks record no off-core share; the hosts' steal is a share or unknown
+        for point in points_of(output):
+            stats = point["stats"]
+            assert stats["off_core_share"] is None, stats
+            assert stats["steal_share"] is None or 0 <= stats["steal_share"] <= 1, stats
         checked = subprocess.run([sys.executable, CHECK_COLL, output, flavour, "truth"],
                                  capture_output=True, text=True)
         if checked.returncode == 0:
