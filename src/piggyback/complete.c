@@ -183,15 +183,18 @@ int ml_pb_request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 }
 
 /* ---- arrays ---------------------------------------------------------------------------------------
- * The records of an array of requests, found before MPI completes them; NULL when none has work. */
+ * The records of an array of requests, found before MPI completes them; NULL when none has work.
+ * Arrays of up to SNAPSHOT_SMALL requests (a window of messages) keep them on the stack rather
+ * than in two mallocs made and freed per call. */
+enum { SNAPSHOT_SMALL = 128 };
 
 typedef struct {
     ml_req_t **records;
     MPI_Status *statuses; /* the user's, or the layer's own */
     int statuses_seen;    /* ... the user's */
     int pairs;            /* how many records are pairs (MPI_Isendrecv) */
-    ml_req_t *records_small[32];
-    MPI_Status statuses_small[32];
+    ml_req_t *records_small[SNAPSHOT_SMALL];
+    MPI_Status statuses_small[SNAPSHOT_SMALL];
 } snapshot_t;
 
 /* Finds the records of requests[0..n-1]; drives the pairs among them first (blocking when wait,
@@ -200,7 +203,7 @@ static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Statu
 {
     poll_zombies();
     s->pairs = 0;
-    s->records = (size_t)n <= 32 ? s->records_small : malloc((size_t)n * sizeof *s->records);
+    s->records = (size_t)n <= SNAPSHOT_SMALL ? s->records_small : malloc((size_t)n * sizeof *s->records);
     int any = 0;
     for (int i = 0; i < n; i++) {
         ml_req_t *r = ml_req_find(requests[i]);
@@ -223,9 +226,9 @@ static int snapshot(snapshot_t *s, int n, const MPI_Request *requests, MPI_Statu
         return 0;
     }
     s->statuses_seen = user_statuses != MPI_STATUSES_IGNORE;
-    s->statuses = s->statuses_seen  ? user_statuses
-                  : (size_t)n <= 32 ? s->statuses_small
-                                    : malloc((size_t)n * sizeof *s->statuses);
+    s->statuses = s->statuses_seen              ? user_statuses
+                  : (size_t)n <= SNAPSHOT_SMALL ? s->statuses_small
+                                                : malloc((size_t)n * sizeof *s->statuses);
     return 1;
 }
 

@@ -196,6 +196,7 @@ struct ml_pb_kept {
     MPI_Datatype wire;
     kept_key_t *key;    /* where its key was when it was taken: looked at first when it comes back */
     ml_pb_kept_t *next; /* the next idle pair of its key */
+    ml_req_t record;    /* the request record of a message that takes the pair by the lean path */
 };
 
 static kept_key_t kept_keys[2][KEPT_SLOTS];
@@ -225,13 +226,18 @@ static void key_clear(kept_key_t *key)
     key->used = 0;
 }
 
-/* The slot holding (buf, count, type), if any. */
+/* The slot holding (buf, count, type), if any. A slot once used stays used (a key pushed out is
+ * replaced in its slot at once), and a key goes to the first free slot of its probes: so a free
+ * slot ends the search, and a message that takes no kept pair (a small one) costs one probe
+ * where the lean path looks first (ml_pb_kept_record). */
 static kept_key_t *key_find(ml_req_kind_t kind, const void *buf, int count, MPI_Datatype type)
 {
     size_t h = kept_hash(buf, count);
     for (int i = 0; i < KEPT_PROBES; i++) {
         kept_key_t *key = &kept_keys[kind][(h + (size_t)i) % KEPT_SLOTS];
-        if (key->used && key->buf == buf && key->count == count && key->type == type)
+        if (!key->used)
+            return NULL;
+        if (key->buf == buf && key->count == count && key->type == type)
             return key;
     }
     return NULL;
@@ -250,6 +256,27 @@ static kept_key_t *key_make(ml_req_kind_t kind, const void *buf, int count, MPI_
     key_clear(key);
     *key = (kept_key_t){buf, count, type, 1, NULL};
     return key;
+}
+
+/* The pair's own record, filled once with what the general path learns of each message (r's), for
+ * the messages that take the pair by the lean path (ml_pb_kept_record). Its other fields are
+ * those of a fresh record; completion leaves them so (ml_pb_complete). */
+static void record_init(ml_pb_kept_t *k, const ml_req_t *r)
+{
+    k->record = (ml_req_t){.handle = MPI_REQUEST_NULL,
+                           .kind = r->kind,
+                           .buf = r->buf,
+                           .count = r->count,
+                           .type = r->type,
+                           .type_cached = 1,
+                           .contiguous = r->contiguous,
+                           .predefined = 1,
+                           .payload_bytes = r->payload_bytes,
+                           .pb = k->pb,
+                           .kept = k,
+                           .lean = 1,
+                           .wire_type = MPI_DATATYPE_NULL,
+                           .pb_request = MPI_REQUEST_NULL};
 }
 
 /* A pair for r's message (its pb and struct type set in r), or 0 where the layer keeps none. */
@@ -272,7 +299,8 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
         kept_pairs++;
         if (!key)
             key = key_make(r->kind, r->buf, r->count, r->type);
-        *k = (ml_pb_kept_t){r->buf, r->count, r->type, r->kind, k->pb, k->wire, key, NULL};
+        *k = (ml_pb_kept_t){r->buf, r->count, r->type, r->kind, k->pb, k->wire, key, NULL, {0}};
+        record_init(k, r);
     }
     r->kept = k;
     r->pb = k->pb;
@@ -298,6 +326,20 @@ static void kept_return(ml_pb_kept_t *k)
     k->next = key->idle;
     key->idle = k;
 }
+
+ml_req_t *ml_pb_kept_record(ml_req_kind_t kind, const void *buf, int count, MPI_Datatype type, MPI_Datatype *wire_type)
+{
+    kept_key_t *key = key_find(kind, buf, count, type);
+    ml_pb_kept_t *k = key ? key->idle : NULL;
+    if (!k)
+        return NULL;
+    key->idle = k->next;
+    k->key = key;
+    *wire_type = k->wire;
+    return &k->record;
+}
+
+void ml_pb_kept_record_done(ml_req_t *r) { kept_return(r->kept); }
 
 /* Whether r's message may use a kept pair: nonblocking (a blocking call has the direction's
  * buffer), not persistent (its struct type is its own for its whole life), and a predefined type

@@ -122,6 +122,8 @@ struct ml_req {
     size_t staging_size;
     unsigned char *pb;      /* the pb bytes of this message */
     ml_pb_kept_t *kept;     /* the kept pair pb and the struct type belong to (inband.c), or NULL */
+    int lean;               /* the record is its kept pair's own (ml_pb_kept_record): it goes back
+                             * with the pair, filled for the next message, and is never freed */
     MPI_Datatype wire_type; /* persistent struct types, freed with the request */
     ml_pair_t *pair;        /* REQ_PAIR: its two requests, freed with it */
     /* separate */
@@ -199,6 +201,17 @@ void ml_pb_release(ml_req_t *r, MPI_Datatype *wire_type);
  * holding what the pending operation needs, or kept in r by a persistent request for every
  * start; a staging type, or a cached or kept struct type, is not the caller's. */
 void ml_pb_wire_type_done(ml_req_t *r, MPI_Datatype *wire_type);
+/* The lean path of a nonblocking, non-persistent message of a predefined type that the method
+ * sends (kind REQ_SEND) or receives (REQ_RECV) with a struct type: when (buf, count, type) has an
+ * idle kept pair, the pair's own record, which already holds what the general path learns of
+ * each message (its pb, its payload's bytes, the pair), with *wire_type the pair's struct type;
+ * the caller sets the peer, tag and communicator and records it. NULL when there is none: the
+ * general path then makes the pair, and its record for the next message. A key exists only for
+ * messages that take a kept pair (the method's thresholds are fixed at MPI_Init), so finding
+ * one is the whole decision. */
+ml_req_t *ml_pb_kept_record(ml_req_kind_t kind, const void *buf, int count, MPI_Datatype type, MPI_Datatype *wire_type);
+/* A lean record done with: its pair back to the idle list. */
+void ml_pb_kept_record_done(ml_req_t *r);
 /* r's pb buffer back where it came from: a kept pair (with its struct type) to its idle list, a
  * pooled buffer to the pool; the blocking calls' own buffer stays. r then holds none. */
 void ml_pb_give_back(ml_req_t *r);

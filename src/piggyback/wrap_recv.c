@@ -41,6 +41,17 @@ int ml_pb_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI
     return rc;
 }
 
+/* A nonblocking receive by the lean path (ml_pb_kept_record): r, its kept pair's record,
+ * describes the receive but for its pattern; the pair's struct type posted. */
+static int lean_recv(ml_req_t *r, MPI_Datatype wire_type, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    r->peer = source;
+    r->tag = tag;
+    r->comm = comm;
+    int rc = ML_NEXT(MPI_Irecv)(MPI_BOTTOM, 1, wire_type, source, tag, comm, request);
+    return ml_req_record(r, rc, *request, 1);
+}
+
 /* A nonblocking receive (`persistent`: MPI_Recv_init), recorded under the user's handle. */
 int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                        MPI_Request *request)
@@ -49,6 +60,12 @@ int ml_pb_recv_request(int persistent, void *buf, int count, MPI_Datatype type, 
         return persistent ? ML_NEXT(MPI_Recv_init)(buf, count, type, source, tag, comm, request)
                           : ML_NEXT(MPI_Irecv)(buf, count, type, source, tag, comm, request);
     ml_pb_drivers_comm_named(comm);
+    if (!persistent && !separate()) {
+        MPI_Datatype wire_type;
+        ml_req_t *lean = ml_pb_kept_record(REQ_RECV, buf, count, type, &wire_type);
+        if (lean)
+            return lean_recv(lean, wire_type, source, tag, comm, request);
+    }
     ml_req_t *r = ml_req_new(REQ_RECV);
     ml_req_describe(r, buf, count, type, source, tag, comm);
     r->persistent = persistent;

@@ -133,6 +133,20 @@ int ml_pb_buffered_request(int persistent, const void *buf, int count, MPI_Datat
     return ml_req_record(r, rc, *request, 0);
 }
 
+/* A nonblocking send by the lean path (ml_pb_kept_record): r, its kept pair's record, describes
+ * the message but for its destination; the pb produced, the pair's struct type sent. */
+static int lean_send(ml_req_t *r, MPI_Datatype wire_type, int mode, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    r->peer = dest;
+    r->tag = tag;
+    r->comm = comm;
+    r->send_mode = mode;
+    ml_pb_produce(r->pb, dest, tag, comm, r->payload_bytes);
+    int rc = next_isend(mode, MPI_BOTTOM, 1, wire_type, dest, tag, comm, request);
+    return ml_req_record(r, rc, *request, 1);
+}
+
 /* A nonblocking send (`persistent`: its *_init form), recorded under the user's handle. */
 int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
@@ -141,6 +155,12 @@ int ml_pb_send_request(int mode, int persistent, const void *buf, int count, MPI
         return persistent ? next_send_init(mode, buf, count, type, dest, tag, comm, request)
                           : next_isend(mode, buf, count, type, dest, tag, comm, request);
     ml_pb_drivers_comm_named(comm);
+    if (!persistent && ml_pb.method->mechanism != PB_SEPARATE) {
+        MPI_Datatype wire_type;
+        ml_req_t *lean = ml_pb_kept_record(REQ_SEND, buf, count, type, &wire_type);
+        if (lean)
+            return lean_send(lean, wire_type, mode, dest, tag, comm, request);
+    }
     ml_req_t *r = ml_req_new(REQ_SEND);
     ml_req_describe(r, buf, count, type, dest, tag, comm);
     r->persistent = persistent;
