@@ -501,6 +501,32 @@ def test_faster_with_the_layer_beyond_noise_is_invalid():
     assert not any("cheapest" in sentence and "pack-before" in sentence for sentence in found)
 
 
+def test_no_threshold_when_every_common_size_is_invalid():
+    # the library alone ran slowed (1 µs ± 1%) while both methods took 0.7 µs at 1 KiB: both
+    # below the floor, so neither latency is kept and no threshold can be placed; the reason
+    # names the invalid points rather than asking for methods that were measured
+    base = pb_run("none", [pb_point("latency", "specific", 1024, 1000.0)])
+    layers = [pb_run(method, [pb_point("latency", "specific", 1024, 700.0, method, 4)])
+              for method in ("pack-before", "datatype-before")]
+    run = pb.combine([base, *layers])
+    assert pb.auto_threshold(pb.measurements(run)) is None
+    why = pb.auto_threshold_missing(run)
+    assert why.startswith("at every size where pack-before and datatype-before were both "
+                          "measured, one of them is INVALID")
+    # the report says so where auto was measured (without auto, a threshold is no finding)
+    auto = pb_run("auto", [pb_point("latency", "specific", 1024, 1010.0, "auto", 4)])
+    assert f"auto threshold not measured: {why}" in pb.diagnose(pb.combine([base, *layers, auto]))
+    # one method valid is not enough: the other's only size is invalid
+    layers[1] = pb_run("datatype-before", [pb_point("latency", "specific", 1024, 1100.0,
+                                                     "datatype-before", 4)])
+    run = pb.combine([base, *layers])
+    assert pb.auto_threshold(pb.measurements(run)) is None
+    assert "INVALID" in pb.auto_threshold_missing(run)
+    # not measured at all: the methods are asked for
+    assert pb.auto_threshold_missing(pb.combine([base])) == (
+        "it needs the latency of pack-before and datatype-before: add them to --methods")
+
+
 def test_faster_with_the_layer_within_noise_is_valid():
     # 3% below the baseline, but the intervals meet: noise
     run = floor_run(970.0, 0.05)

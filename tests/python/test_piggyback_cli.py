@@ -240,7 +240,8 @@ def test_quick_preset_skips_the_applications_and_default_runs_them(fake, tmp_pat
     assert not (tmp_path / "quick" / "piggyback-apps.jsonl").exists()
     # separate alone cannot place auto's switch: the file is left as it was
     assert done.stdout.splitlines()[-3] == (
-        "auto threshold: not measured (it needs pack-before and datatype-before in --methods); "
+        "auto threshold: not measured (it needs the latency of pack-before and datatype-before: "
+        "add them to --methods); "
         f"{fake['auto_file']} left as it was")
     before = fake["auto_file"].read_text()
     done = piggyback(fake, "--methods", "pack-before,datatype-before", "--pb-sizes", "4",

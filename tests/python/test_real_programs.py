@@ -341,9 +341,17 @@ def test_piggyback_command(flavour, tmp_path):
     # the threshold written is the one the measurements give, on the line of this library
     threshold = pb.auto_threshold(pb.measurements(whole))
     library = runs[0].meta["mpi"]["library_full"].split("\n")[0]
-    assert auto_file.read_text() == f"Some Other MPI 1.0\t123\n{library}\t{threshold.size}\n"
     lines = done.stdout.splitlines()
-    assert lines[-3].startswith(f"auto threshold: {threshold.size} bytes for ")
+    if threshold is None:
+        # a loaded machine slowed the run without the layer below both methods' at every size
+        # (seen in CI under MPICH): those points are INVALID, so nothing is written, and it says why
+        assert "INVALID" in pb.auto_threshold_missing(whole)
+        assert auto_file.read_text() == "Some Other MPI 1.0\t123\n"
+        assert lines[-3] == (f"auto threshold: not measured ({pb.auto_threshold_missing(whole)}); "
+                             f"{auto_file} left as it was")
+    else:
+        assert auto_file.read_text() == f"Some Other MPI 1.0\t123\n{library}\t{threshold.size}\n"
+        assert lines[-3].startswith(f"auto threshold: {threshold.size} bytes for ")
     assert lines[-2:] == [f"results: {out}", f"report: {out / 'report.html'}"]
     assert lines[1].split()[:3] == ["method", "lat", "1B"]
     assert [line.split()[0] for line in lines[2:6]] == ["none", *methods]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, join_files, record_integer, record_number
@@ -394,6 +394,24 @@ def auto_threshold(found: Found, recv: str = "specific") -> Optional[Threshold]:
     return Threshold(start, False, sizes[-1])
 
 
+def auto_threshold_missing(run: Run, recv: str = "specific") -> str:
+    """Why auto_threshold finds no threshold in run's measurements: the two methods' latencies
+    were not both measured, or every size at which they were has a point left out as INVALID
+    (below_floor: the library alone was slower in its run than with a layer, so the runs cannot
+    be compared; seen on a loaded machine)."""
+    sizes: Dict[str, Set[int]] = {AUTO_PACK: set(), AUTO_DATATYPE: set()}
+    wanted = (LATENCY, recv, MAIN_PB_SIZE)
+    for config, size, _ in _located(run):
+        if (config.bench, config.recv, config.pb_size) == wanted and config.method in sizes:
+            sizes[config.method].add(size)
+    if not sizes[AUTO_PACK] & sizes[AUTO_DATATYPE]:
+        return f"it needs the latency of {AUTO_PACK} and {AUTO_DATATYPE}: add them to --methods"
+    return (
+        f"at every size where {AUTO_PACK} and {AUTO_DATATYPE} were both measured, one of them is "
+        "INVALID (faster with the layer than without it); measure again on a quiet machine"
+    )
+
+
 def auto_threshold_used(run: Run) -> Optional[int]:
     """The threshold the auto runs were measured with, when mpilens set it (their meta's env)."""
     for member in run.members or [run]:
@@ -696,10 +714,7 @@ def _threshold_sentences(run: Run, found: Found) -> List[str]:
     if threshold is None:
         if "auto" not in methods:
             return []
-        return [
-            f"auto threshold not measured: it needs the latency of {AUTO_PACK} and "
-            f"{AUTO_DATATYPE} (add them to --methods)"
-        ]
+        return [f"auto threshold not measured: {auto_threshold_missing(run)}"]
     if threshold.never:
         sentence = (
             f"auto threshold: {AUTO_DATATYPE}'s latency stays above {AUTO_PACK}'s up to "

@@ -444,19 +444,17 @@ def _auto_threshold(runs: Sequence[results.Run]) -> Optional[piggyback.Threshold
 
 
 def _auto_file_line(
-    args: argparse.Namespace, base: results.Run, threshold: Optional[piggyback.Threshold]
+    args: argparse.Namespace, runs: Sequence[results.Run], threshold: Optional[piggyback.Threshold]
 ) -> str:
     """Write the threshold for this library where the layer reads it; say what was done."""
     path = piggyback.auto_file_path()
     if threshold is None:
-        return (
-            f"auto threshold: not measured (it needs {piggyback.AUTO_PACK} and "
-            f"{piggyback.AUTO_DATATYPE} in --methods); {path} left as it was"
-        )
+        why = piggyback.auto_threshold_missing(piggyback.combine(runs))
+        return f"auto threshold: not measured ({why}); {path} left as it was"
     what = f"auto threshold: {threshold.size} bytes"
     if not args.auto_file:
         return f"{what} (not written: --no-auto-file)"
-    library = piggyback.library_line(base)
+    library = piggyback.library_line(runs[0])
     if library is None:
         return f"{what} (not written: the results do not name the MPI library)"
     piggyback.write_auto_file(path, library, threshold.size)
@@ -508,7 +506,7 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     runs = [_run_piggyback(launcher, program, one) for one in before]
     threshold = _auto_threshold(runs)
     launcher.threshold = threshold.size if threshold else None
-    threshold_line = _auto_file_line(args, runs[0], threshold)
+    threshold_line = _auto_file_line(args, runs, threshold)
     runs += [_run_piggyback(launcher, program, one) for one in planned if one not in before]
     if apps:
         _run_apps(args, launcher, app_programs, runs[0], apps_path, apps_done)
