@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import MpilensError
 from ..results import Record, Run, join_files, record_integer, record_number
@@ -243,10 +243,10 @@ def below_floor_figures(run: Run) -> List[Tuple[Config, int, float]]:
     ]
 
 
-def measurements(run: Run) -> Found:
+def measurements(run: Run, keep_invalid: bool = False) -> Found:
     """configuration → message size → figure, for every point-to-point point with a figure, but
-    those below the no-layer floor (below_floor)."""
-    impossible = set(below_floor(run))
+    those below the no-layer floor (below_floor) unless keep_invalid."""
+    impossible = set() if keep_invalid else set(below_floor(run))
     found: Found = {}
     for config, size, point in _located(run):
         figure = value(point)
@@ -396,15 +396,10 @@ def auto_threshold(found: Found, recv: str = "specific") -> Optional[Threshold]:
 
 def auto_threshold_missing(run: Run, recv: str = "specific") -> str:
     """Why auto_threshold finds no threshold in run's measurements: the two methods' latencies
-    were not both measured, or every size at which they were has a point left out as INVALID
+    were not both measured, or there would be one but for points left out as INVALID
     (below_floor: the library alone was slower in its run than with a layer, so the runs cannot
     be compared; seen on a loaded machine)."""
-    sizes: Dict[str, Set[int]] = {AUTO_PACK: set(), AUTO_DATATYPE: set()}
-    wanted = (LATENCY, recv, MAIN_PB_SIZE)
-    for config, size, _ in _located(run):
-        if (config.bench, config.recv, config.pb_size) == wanted and config.method in sizes:
-            sizes[config.method].add(size)
-    if not sizes[AUTO_PACK] & sizes[AUTO_DATATYPE]:
+    if auto_threshold(measurements(run, keep_invalid=True), recv) is None:
         return f"it needs the latency of {AUTO_PACK} and {AUTO_DATATYPE}: add them to --methods"
     return (
         f"at every size where {AUTO_PACK} and {AUTO_DATATYPE} were both measured, one of them is "

@@ -439,22 +439,18 @@ def _run_apps(
     progress.finish()
 
 
-def _auto_threshold(runs: Sequence[results.Run]) -> Optional[piggyback.Threshold]:
-    return piggyback.auto_threshold(piggyback.measurements(piggyback.combine(runs)))
-
-
 def _auto_file_line(
-    args: argparse.Namespace, runs: Sequence[results.Run], threshold: Optional[piggyback.Threshold]
+    args: argparse.Namespace, measured: results.Run, threshold: Optional[piggyback.Threshold]
 ) -> str:
     """Write the threshold for this library where the layer reads it; say what was done."""
     path = piggyback.auto_file_path()
     if threshold is None:
-        why = piggyback.auto_threshold_missing(piggyback.combine(runs))
+        why = piggyback.auto_threshold_missing(measured)
         return f"auto threshold: not measured ({why}); {path} left as it was"
     what = f"auto threshold: {threshold.size} bytes"
     if not args.auto_file:
         return f"{what} (not written: --no-auto-file)"
-    library = piggyback.library_line(runs[0])
+    library = piggyback.library_line(measured)
     if library is None:
         return f"{what} (not written: the results do not name the MPI library)"
     piggyback.write_auto_file(path, library, threshold.size)
@@ -504,9 +500,10 @@ def _run(args: argparse.Namespace, family: Family) -> Outcome:
     # auto runs with the threshold measured by the runs before it (see _piggyback_runs).
     before = [one for one in planned if one.bench is None and one.method != "auto"]
     runs = [_run_piggyback(launcher, program, one) for one in before]
-    threshold = _auto_threshold(runs)
+    measured = piggyback.combine(runs)
+    threshold = piggyback.auto_threshold(piggyback.measurements(measured))
     launcher.threshold = threshold.size if threshold else None
-    threshold_line = _auto_file_line(args, runs, threshold)
+    threshold_line = _auto_file_line(args, measured, threshold)
     runs += [_run_piggyback(launcher, program, one) for one in planned if one not in before]
     if apps:
         _run_apps(args, launcher, app_programs, runs[0], apps_path, apps_done)
