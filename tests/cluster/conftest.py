@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -110,6 +112,29 @@ def core_stacks(command: Sequence[str], cwd: Optional[Path]) -> str:
     return "".join(stacks)
 
 
+# Open MPI 4.1.4 over TCP can take a peer's first message (an ob1 match fragment, tag 0x41) in a
+# rank that is still inside MPI_Init, before ob1 registered its receive callbacks: libevent runs
+# mca_btl_tcp's receive handler, which calls the empty callback at 0. About 1 srun launch in 100
+# to 200 across the 2 emulated nodes dies so (docs/cluster.md, "The test stage"); the program has
+# not run a line of its own yet.
+_NULL_FRAME = re.compile(r"^#0\s+0x0+ in \?\? \(\)$")
+
+
+def open_mpi_init_race(stacks: str) -> bool:
+    """Whether one of core_stacks' backtraces is that crash: a call to address 0 from Open MPI's
+    TCP BTL, under opal_progress inside ompi_mpi_init."""
+    for stack in stacks.split("\nstack in ")[1:]:
+        frames = stack.splitlines()[1:]
+        if (len(frames) > 1 and _NULL_FRAME.match(frames[0]) and "mca_btl_tcp" in frames[1]
+                and any(" ompi_mpi_init " in frame for frame in frames[2:])):
+            return True
+    return False
+
+
+class OpenMPIInitRace(UserWarning):
+    """A run that died of Open MPI's crash in MPI_Init and was run again."""
+
+
 @dataclass
 class Cluster:
     env: Dict[str, str]
@@ -118,20 +143,37 @@ class Cluster:
             env: Optional[Dict[str, str]] = None, timeout: float = TIMEOUT_S,
             check: bool = True) -> subprocess.CompletedProcess:
         """command with the cluster's environment; a failure shows its output, and the stacks of
-        the processes that dumped core in cwd (srun passes the unlimited core size on)."""
+        the processes that dumped core in cwd (srun passes the unlimited core size on). A run
+        that died of Open MPI's crash in MPI_Init (open_mpi_init_race) is run once more, with a
+        warning that carries its stack."""
         environment = {**self.env, **(env or {})}
         words = [str(word) for word in command]
+        done = self._launch(words, cwd, environment, timeout)
+        if done.returncode != 0 and cwd is not None:
+            stacks = core_stacks(words, cwd)
+            if open_mpi_init_race(stacks):
+                # Open MPI's, not the program's nor a layer's: run once more, and say so
+                warnings.warn(f"{shlex.join(words)} died in Open MPI's MPI_Init (a message "
+                              f"taken before ob1 could receive it); run again{stacks}",
+                              OpenMPIInitRace, stacklevel=2)
+                for core in Path(cwd).glob("core*"):
+                    core.unlink()
+                done = self._launch(words, cwd, environment, timeout)
+        if check and done.returncode != 0:
+            pytest.fail(f"{shlex.join(words)} exited with {done.returncode}:\n"
+                        f"{done.stdout}\n{done.stderr}{core_stacks(words, cwd)}")
+        return done
+
+    @staticmethod
+    def _launch(words: List[str], cwd: Optional[Path], environment: Dict[str, str],
+                timeout: float) -> subprocess.CompletedProcess:
         try:
-            done = subprocess.run(words, cwd=cwd, env=environment, capture_output=True,
+            return subprocess.run(words, cwd=cwd, env=environment, capture_output=True,
                                   text=True, timeout=timeout,
                                   preexec_fn=_unlimited_cores if cwd else None)
         except subprocess.TimeoutExpired as error:
             pytest.fail(f"{shlex.join(words)} ran longer than {timeout} s:\n"
                         f"{error.stdout}\n{error.stderr}")
-        if check and done.returncode != 0:
-            pytest.fail(f"{shlex.join(words)} exited with {done.returncode}:\n"
-                        f"{done.stdout}\n{done.stderr}{core_stacks(words, cwd)}")
-        return done
 
     def srun(self, flavour: str, ranks: int = 4, nodes: int = 2) -> List[str]:
         return ["srun", f"-N{nodes}", f"-n{ranks}", f"--mpi={PMI[flavour]}"]
