@@ -105,7 +105,7 @@ def test_overlap_maps_over_tcp_without_and_with_the_thread(cluster, flavour, tmp
     """mpilens-overlap across the nodes alone and under libmpilens-progress (yield); the report
     of both counts the threads in what shares the cores."""
     library = ROOT / "build" / flavour / "lib" / PROGRESS_LIBRARY
-    quick = ["--preset", "quick", "--bench", "sender,receiver", "--sizes", "1K:64K",
+    quick = ["--preset", "quick", "--bench", "sender,receiver", "--sizes", "1K:4K",
              "--compute", "10us:100us", "--reps", "3"]
     alone, threaded = tmp_path / "overlap-none.jsonl", tmp_path / "overlap-thread.jsonl"
     program = bin_dir(flavour) / "mpilens-overlap"

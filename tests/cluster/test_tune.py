@@ -30,7 +30,7 @@ def test_tune_a_progress_thread_across_nodes(cluster, flavour, tmp_path):
     out = tmp_path / "tune"
     done = cluster.run(["salloc", "-N2", "-n2", *cluster.mpilens(
         "tune", "--bench", "overlap:receiver", "--mpi", flavour, "--settings", "progress-poll",
-        "--budget", BUDGET, "--rounds-max", "6", "--output", out)], cwd=tmp_path,
+        "--budget", BUDGET, "--rounds-max", "3", "--output", out)], cwd=tmp_path,
         timeout=TIMEOUT_S)
     assert f"mpilens: running srun -n 2 --mpi={PLUGIN[flavour]} " in done.stderr, done.stderr
     document = json.loads((out / "tune.json").read_text())
