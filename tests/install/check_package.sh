@@ -12,7 +12,8 @@ python=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 version=$(cat "$root/VERSION")
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# the installs that run in the background (below) are stopped before their directory goes
+trap 'kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$work" # nothing of the checkout on the path
 
@@ -23,6 +24,13 @@ install() { # install VENV WHAT: a fresh environment with WHAT installed
   python3 -m venv "$1" && "$1/bin/pip" install -q "$2" >"$work/$(basename "$1").log" 2>&1 ||
     { tail -20 "$work/$(basename "$1").log" >&2; fail "pip install $(basename "$2") into a fresh environment"; }
 }
+
+# The three environments install at once: each is mostly waiting on downloads and unpacking,
+# and one after the other they were most of this stage's 2 minutes.
+install "$work/venv-sdist" "$sdist" &
+sdist_installed=$!
+install "$work/pipx" pipx &
+pipx_installed=$!
 
 # ---- the wheel
 install "$work/venv" "$wheel"
@@ -47,12 +55,12 @@ words=$(bash -c "source '$completion'; COMP_WORDS=(mpilens rep); COMP_CWORD=1; C
 [ -f "$work/venv/share/zsh/site-functions/_mpilens" ] || fail "no zsh completion"
 
 # ---- the sdist alone
-install "$work/venv-sdist" "$sdist"
+wait "$sdist_installed" || exit 1 # install said why
 [ "$("$work/venv-sdist/bin/mpilens" --version)" = "mpilens $version" ] || fail "the sdist does not install mpilens $version"
 [ -f "$work/venv-sdist/share/man/man1/mpilens-overlap.1" ] || fail "the sdist's install has no manual pages"
 
 # ---- pipx
-install "$work/pipx" pipx
+wait "$pipx_installed" || exit 1
 PIPX_HOME=$work/pipx-home PIPX_BIN_DIR=$work/bin PIPX_MAN_DIR=$work/man "$work/pipx/bin/pipx" install "$wheel" \
   >"$work/pipx.log" 2>&1 || { cat "$work/pipx.log" >&2; fail "pipx install"; }
 [ "$("$work/bin/mpilens" --version)" = "mpilens $version" ] || fail "pipx's mpilens is not $version"
