@@ -112,11 +112,11 @@ def core_stacks(command: Sequence[str], cwd: Optional[Path]) -> str:
     return "".join(stacks)
 
 
-# Open MPI 4.1.4 over TCP can take a peer's first message (an ob1 match fragment, tag 0x41) in a
-# rank that is still inside MPI_Init, before ob1 registered its receive callbacks: libevent runs
-# mca_btl_tcp's receive handler, which calls the empty callback at 0. About 1 srun launch in 100
-# to 200 across the 2 emulated nodes dies so (docs/cluster.md, "The test stage"); the program has
-# not run a line of its own yet.
+# Open MPI 4.1.4 over TCP can take an ob1 match fragment (tag 0x41, in the registers at the
+# fault) in a rank still inside MPI_Init, while ob1's receive callback for it is unset: libevent
+# runs mca_btl_tcp's receive handler, which calls address 0. About 1 srun launch in 130 across the
+# 2 emulated nodes dies so, with or without a layer (docs/cluster.md, "The test stage"); the
+# program has done nothing yet but call MPI_Init.
 _NULL_FRAME = re.compile(r"^#0\s+0x0+ in \?\? \(\)$")
 
 
