@@ -149,19 +149,19 @@ class Cluster:
         environment = {**self.env, **(env or {})}
         words = [str(word) for word in command]
         done = self._launch(words, cwd, environment, timeout)
-        if done.returncode != 0 and cwd is not None:
-            stacks = core_stacks(words, cwd)
-            if open_mpi_init_race(stacks):
-                # Open MPI's, not the program's nor a layer's: run once more, and say so
-                warnings.warn(f"{shlex.join(words)} died in Open MPI's MPI_Init (a message "
-                              f"taken before ob1 could receive it); run again{stacks}",
-                              OpenMPIInitRace, stacklevel=2)
-                for core in Path(cwd).glob("core*"):
-                    core.unlink()
-                done = self._launch(words, cwd, environment, timeout)
+        stacks = core_stacks(words, cwd) if done.returncode != 0 else ""
+        if open_mpi_init_race(stacks):
+            # Open MPI's, not the program's nor a layer's: run once more, and say so
+            warnings.warn(f"{shlex.join(words)} died in Open MPI's MPI_Init (a message taken "
+                          f"before ob1 could receive it); run again{stacks}", OpenMPIInitRace,
+                          stacklevel=2)
+            for core in Path(cwd).glob("core*"):
+                core.unlink()
+            done = self._launch(words, cwd, environment, timeout)
+            stacks = core_stacks(words, cwd) if done.returncode != 0 else ""
         if check and done.returncode != 0:
             pytest.fail(f"{shlex.join(words)} exited with {done.returncode}:\n"
-                        f"{done.stdout}\n{done.stderr}{core_stacks(words, cwd)}")
+                        f"{done.stdout}\n{done.stderr}{stacks}")
         return done
 
     @staticmethod
