@@ -93,8 +93,10 @@ int ml_pb_recv_staged(size_t payload_bytes)
     return ml_pb.method->mechanism == PB_PACK;
 }
 
-/* A struct type joining the pb bytes and the user's payload, at absolute addresses. */
-static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_Datatype type, MPI_Datatype *out)
+/* A struct type joining the pb bytes and the user's payload, at absolute addresses. pb is only
+ * located, not read (its bytes are filled later), hence void: GCC takes a const unsigned char * of
+ * a fresh malloc for a read and warns it may be uninitialised. */
+static int struct_type(const void *pb, const void *buf, int count, MPI_Datatype type, MPI_Datatype *out)
 {
     MPI_Aint pb_at, buf_at;
     PMPI_Get_address(pb, &pb_at);
