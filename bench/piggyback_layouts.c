@@ -137,7 +137,7 @@ static double bandwidth(bench_t *b, enum layout layout, int n, int iterations)
 {
     if (as_struct(b, layout))
         for (int k = 0; k < b->window; k++)
-            b->types[k] = piggyback_joined(b->pbs + (size_t)k * PB, PB, message_buffer(b, k), n);
+            b->types[k] = piggyback_joined(b->pbs + (size_t)k * PB, PB, message_buffer(b, k), n, MPI_BYTE);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iterations; i++) {

@@ -3,12 +3,13 @@
  * an interposition layer that keeps track of its requests can come, beside libmpilens-piggyback's
  * own figure.
  *
- * A MODEL, NOT A LAYER: it is correct for bench/piggyback_layouts alone (MPI_Isend, MPI_Irecv and
- * MPI_Waitall on one stream between two ranks, at most MODEL_PENDING requests pending). Each
- * MPI_Isend and MPI_Irecv of at least MODEL_FROM bytes goes to the library as the struct type
- * every in-band method needs (a 4-byte pb, then the payload, at absolute addresses), like `auto`
- * from its default threshold. What a layer must do, it does:
- *   - a message takes an idle entry for its (buffer, count): a pb of its own and the struct type
+ * A MODEL, NOT A LAYER: it is correct for bench/piggyback_layouts and bench/layer_calls' windows
+ * alone (MPI_Isend, MPI_Irecv and MPI_Waitall on one stream, between two ranks or a rank and
+ * itself, at most MODEL_PENDING requests pending). Each MPI_Isend and MPI_Irecv of at least
+ * MODEL_FROM bytes or chars goes to the library as the struct type every in-band method needs (a
+ * 4-byte pb, then the payload, at absolute addresses), like `auto` from its default threshold.
+ * What a layer must do, it does:
+ *   - a message takes an idle entry for its (buffer, count, type): a pb of its own and the struct type
  *     joining it with that buffer, made once and kept (as libmpilens-piggyback keeps them);
  *   - the entry is recorded under the request's handle, in a table with the handles inline;
  *   - MPI_Waitall finds the entries of its requests before the library completes them, then
@@ -30,12 +31,13 @@ typedef struct entry {
     const void *buf;
     int count;
     int receive;
-    MPI_Datatype type;
-    struct entry *next; /* the next idle entry of its key */
-    uint32_t pb;        /* the pb bytes themselves */
+    MPI_Datatype payload; /* the program's type, byte-sized */
+    MPI_Datatype type;    /* the struct type joining the pb and the buffer */
+    struct entry *next;   /* the next idle entry of its key */
+    uint32_t pb;          /* the pb bytes themselves */
 } entry_t;
 
-/* ---- idle entries, by (buffer, count) ---------------------------------------------------------- */
+/* ---- idle entries, by (buffer, count, type) ---------------------------------------------------------- */
 
 static entry_t *idle[2][KEYS];
 
@@ -45,10 +47,10 @@ static entry_t **idle_list(int receive, const void *buf, int count)
     return &idle[receive][(key ^ key >> 11 ^ key >> 29) % KEYS];
 }
 
-static entry_t *take(int receive, const void *buf, int count)
+static entry_t *take(int receive, const void *buf, int count, MPI_Datatype payload)
 {
     for (entry_t **at = idle_list(receive, buf, count); *at; at = &(*at)->next)
-        if ((*at)->buf == buf && (*at)->count == count) {
+        if ((*at)->buf == buf && (*at)->count == count && (*at)->payload == payload) {
             entry_t *e = *at;
             *at = e->next;
             return e;
@@ -56,8 +58,8 @@ static entry_t *take(int receive, const void *buf, int count)
     entry_t *e = malloc(sizeof *e);
     if (!e)
         PMPI_Abort(MPI_COMM_WORLD, 1);
-    *e = (entry_t){buf, count, receive, MPI_DATATYPE_NULL, NULL, 0};
-    e->type = piggyback_joined(&e->pb, PB, buf, count);
+    *e = (entry_t){buf, count, receive, payload, MPI_DATATYPE_NULL, NULL, 0};
+    e->type = piggyback_joined(&e->pb, PB, buf, count, payload);
     return e;
 }
 
@@ -92,8 +94,15 @@ static void record(MPI_Request handle, entry_t *e)
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     size_t mask = ((size_t)1 << TABLE_BITS) - 1, i = home(handle);
-    while (table[i].entry)
-        i = (i + 1) & mask;
+    for (; table[i].entry; i = (i + 1) & mask)
+        if (table[i].handle == handle) {
+            /* MPICH gives every send complete at its call one shared handle: the earlier send of
+             * that handle is complete, its entry idle again (libmpilens-piggyback does the same) */
+            give_back(table[i].entry);
+            table[i].entry = e;
+            pending--;
+            return;
+        }
     table[i] = (slot_t){handle, e};
 }
 
@@ -120,13 +129,18 @@ static entry_t *found(MPI_Request handle)
 
 static uint32_t sent, received; /* pb sequence numbers: one stream, so received in sent order */
 
-static int modelled(int count, MPI_Datatype type) { return type == MPI_BYTE && count >= MODEL_FROM; }
+/* Payloads of bytes or chars (bench/layer_calls sends chars), joined to the pb as the program's
+ * own type, as libmpilens-piggyback joins them. */
+static int modelled(int count, MPI_Datatype type)
+{
+    return (type == MPI_BYTE || type == MPI_CHAR) && count >= MODEL_FROM;
+}
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (!modelled(count, type))
         return PMPI_Isend(buf, count, type, dest, tag, comm, request);
-    entry_t *e = take(0, buf, count);
+    entry_t *e = take(0, buf, count, type);
     e->pb = sent++;
     int rc = PMPI_Isend(MPI_BOTTOM, 1, e->type, dest, tag, comm, request);
     record(*request, e);
@@ -137,7 +151,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 {
     if (!modelled(count, type))
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);
-    entry_t *e = take(1, buf, count);
+    entry_t *e = take(1, buf, count, type);
     int rc = PMPI_Irecv(MPI_BOTTOM, 1, e->type, source, tag, comm, request);
     record(*request, e);
     return rc;
