@@ -1,7 +1,8 @@
 /* The struct type every in-band piggyback method sends and receives: pb_bytes at `pb`, then n
- * elements of the payload's type at `buf`, at absolute addresses (used from MPI_BOTTOM). Shared by bench/piggyback_layouts
- * (the library's floor) and bench/piggyback_model_layer.c (the least a layer does), so that the
- * two measure the same type. PMPI_ calls: a preloaded layer sees none of them. */
+ * elements of the payload's type at `buf`, at absolute addresses (used from MPI_BOTTOM). Shared
+ * by bench/piggyback_layouts (the library's floor) and bench/piggyback_model_layer.c (the least a
+ * layer does), so that the two measure the same type. PMPI_ calls: a preloaded layer sees none of
+ * them. */
 #ifndef MPILENS_BENCH_PIGGYBACK_JOINED_H
 #define MPILENS_BENCH_PIGGYBACK_JOINED_H
 

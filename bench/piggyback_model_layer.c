@@ -9,8 +9,8 @@
  * MODEL_FROM bytes or chars goes to the library as the struct type every in-band method needs (a
  * 4-byte pb, then the payload, at absolute addresses), like `auto` from its default threshold.
  * What a layer must do, it does:
- *   - a message takes an idle entry for its (buffer, count, type): a pb of its own and the struct type
- *     joining it with that buffer, made once and kept (as libmpilens-piggyback keeps them);
+ *   - a message takes an idle entry for its (buffer, count, type): a pb of its own and the struct
+ *     type joining it with that buffer, made once and kept (as libmpilens-piggyback keeps them);
  *   - the entry is recorded under the request's handle, in a table with the handles inline;
  *   - MPI_Waitall finds the entries of its requests before the library completes them, then
  *     consumes each received pb (checked: it must carry the sender's sequence number, in order,
@@ -37,7 +37,7 @@ typedef struct entry {
     uint32_t pb;          /* the pb bytes themselves */
 } entry_t;
 
-/* ---- idle entries, by (buffer, count, type) ---------------------------------------------------------- */
+/* ---- idle entries, by (buffer, count, type) ---------------------------------------------------- */
 
 static entry_t *idle[2][KEYS];
 
