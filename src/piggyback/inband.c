@@ -93,10 +93,8 @@ int ml_pb_recv_staged(size_t payload_bytes)
     return ml_pb.method->mechanism == PB_PACK;
 }
 
-/* A struct type joining the pb bytes and the user's payload, at absolute addresses. pb is only
- * located, not read (its bytes are filled later), hence void: GCC takes a const unsigned char * of
- * a fresh malloc for a read and warns it may be uninitialised. */
-static int struct_type(const void *pb, const void *buf, int count, MPI_Datatype type, MPI_Datatype *out)
+/* A struct type joining the pb bytes and the user's payload, at absolute addresses. */
+static int struct_type(const unsigned char *pb, const void *buf, int count, MPI_Datatype type, MPI_Datatype *out)
 {
     MPI_Aint pb_at, buf_at;
     PMPI_Get_address(pb, &pb_at);
@@ -292,7 +290,9 @@ static int take_kept(ml_req_t *r, MPI_Datatype *wire_type)
     } else {
         if (kept_pairs >= KEPT_MAX || !(k = malloc(sizeof *k)))
             return 0;
-        if (!(k->pb = malloc(ml_pb.size ? ml_pb.size : 1)) ||
+        /* zeroed: struct_type only locates the pb, but GCC takes its const pointer for a read of
+         * fresh memory and warns (-Wmaybe-uninitialized, builds without link-time optimisation) */
+        if (!(k->pb = calloc(1, ml_pb.size ? ml_pb.size : 1)) ||
             struct_type(k->pb, r->buf, r->count, r->type, &k->wire) != MPI_SUCCESS) {
             free(k->pb);
             free(k);
